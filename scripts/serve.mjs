@@ -1,0 +1,55 @@
+// A static file server for the demo, the tests and the benchmarks: serves a
+// folder on 127.0.0.1 with the MIME types module workers and wasm need.
+//
+//   node scripts/serve.mjs <folder> [port]     (prints the URL)
+//   import { serve } from './serve.mjs'; const { url, close } = await serve(folder);
+
+import { createServer } from 'node:http';
+import { createReadStream, statSync } from 'node:fs';
+import { extname, join, normalize, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.json': 'application/json',
+  '.wasm': 'application/wasm',
+  '.css': 'text/css',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.webm': 'video/webm',
+  '.mp4': 'video/mp4',
+  '.map': 'application/json',
+};
+
+export function serve(folder, port = 0) {
+  const root = resolve(folder);
+  const server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    let file = normalize(join(root, path));
+    if (!file.startsWith(root)) return void res.writeHead(403).end();
+    try {
+      if (statSync(file).isDirectory()) file = join(file, 'index.html');
+      const size = statSync(file).size;
+      res.writeHead(200, {
+        'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+        'content-length': size,
+        'cache-control': 'no-store',
+      });
+      createReadStream(file).pipe(res);
+    } catch {
+      res.writeHead(404).end('not found');
+    }
+  });
+  return new Promise((done) => {
+    server.listen(port, '127.0.0.1', () => {
+      done({ url: `http://127.0.0.1:${server.address().port}/`, close: () => server.close() });
+    });
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { url } = await serve(process.argv[2] ?? '.', Number(process.argv[3] ?? 8080));
+  console.log(`serving ${process.argv[2] ?? '.'} at ${url}`);
+}

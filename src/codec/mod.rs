@@ -1,0 +1,25 @@
+//! The pure core: everything that can be decided without JS or SQLite.
+//!
+//! ```
+//! use resq_wasm::codec::json::JsonWriter;
+//! let mut w = JsonWriter::default();
+//! w.begin_rows();
+//! w.begin_row();
+//! w.key(b"id");
+//! w.integer(1);
+//! w.key(b"data");
+//! w.blob(b"hi");
+//! w.end_row();
+//! w.end_rows();
+//! assert_eq!(w.as_bytes(), br#"[{"id":1,"data":"aGk="}]"#);
+//! ```
+
+pub mod error;
+pub mod json;
+pub mod params;
+pub mod sql;
+pub mod value;
+pub mod wire;
+
+pub use error::{Error, Result};
+pub use value::Value;

@@ -1,0 +1,160 @@
+//! SQLite's five storage classes, and the rules that map JS numbers onto them.
+//!
+//! Parameter bytes (TEXT and BLOB) live in one [`Arena`] per connection that is
+//! cleared, not freed, between calls: a call with small parameters allocates
+//! nothing (seed 001: per-call scratch allocations are measurable).
+
+/// Largest integer a JS `number` holds exactly: 2^53 − 1.
+pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+
+/// An arena keeps at most this much capacity between calls. `WebAssembly.Memory`
+/// never shrinks, but memory handed back to the allocator is reused by SQLite.
+pub const ARENA_KEEP_BYTES: usize = 1 << 20;
+
+/// Bytes of a TEXT or BLOB parameter inside an [`Arena`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub start: usize,
+    pub len: usize,
+}
+
+/// A parameter value, as bound to SQLite.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    Null,
+    Integer(i64),
+    Real(f64),
+    /// UTF-8 text in the arena.
+    Text(Span),
+    /// Bytes in the arena.
+    Blob(Span),
+    /// A BLOB of this many zero bytes, filled later by incremental blob I/O.
+    ZeroBlob(u64),
+}
+
+impl Value {
+    /// A JS `number` as API.md maps it: integer-valued and safe (and not `-0`)
+    /// is INTEGER, any other finite number is REAL, NaN and ±Infinity are
+    /// refused (`None`).
+    pub fn from_number(n: f64) -> Option<Value> {
+        if !n.is_finite() {
+            return None;
+        }
+        let integral = n.fract() == 0.0 && n.abs() <= MAX_SAFE_INTEGER as f64;
+        if integral && !(n == 0.0 && n.is_sign_negative()) {
+            Some(Value::Integer(n as i64))
+        } else {
+            Some(Value::Real(n))
+        }
+    }
+}
+
+/// Whether an INTEGER result fits a JS `number` exactly; outside, `query`
+/// returns a `bigint`.
+pub fn is_safe_integer(i: i64) -> bool {
+    (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(&i)
+}
+
+/// Per-connection storage for one call's parameters.
+#[derive(Debug, Default)]
+pub struct Arena {
+    bytes: Vec<u8>,
+    values: Vec<Value>,
+}
+
+impl Arena {
+    /// Forgets the previous call's values, keeping a bounded capacity.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.values.clear();
+        if self.bytes.capacity() > ARENA_KEEP_BYTES {
+            self.bytes = Vec::new();
+        }
+    }
+
+    pub fn push(&mut self, v: Value) {
+        self.values.push(v);
+    }
+
+    pub fn push_text(&mut self, s: &str) {
+        let span = self.put(s.as_bytes());
+        self.values.push(Value::Text(span));
+    }
+
+    /// Reserves `len` bytes for a BLOB and lets `fill` write them in place,
+    /// so bytes coming from JS are copied into wasm memory exactly once.
+    pub fn push_blob_with(&mut self, len: usize, fill: impl FnOnce(&mut [u8])) {
+        let start = self.bytes.len();
+        self.bytes.resize(start + len, 0);
+        fill(&mut self.bytes[start..]);
+        self.values.push(Value::Blob(Span { start, len }));
+    }
+
+    fn put(&mut self, b: &[u8]) -> Span {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(b);
+        Span { start, len: b.len() }
+    }
+
+    pub fn values(&self) -> &[Value] {
+        &self.values
+    }
+
+    pub fn bytes(&self, span: Span) -> &[u8] {
+        &self.bytes[span.start..span.start + span.len]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers() {
+        let check = |n: f64, want: Option<Value>| {
+            let got = Value::from_number(n);
+            match (got, want) {
+                (Some(Value::Real(a)), Some(Value::Real(b))) => {
+                    assert_eq!(a.to_bits(), b.to_bits(), "{n}")
+                }
+                (got, want) => assert_eq!(got, want, "{n}"),
+            }
+        };
+        check(0.0, Some(Value::Integer(0)));
+        check(-0.0, Some(Value::Real(-0.0)));
+        check(1.0, Some(Value::Integer(1)));
+        check(-42.0, Some(Value::Integer(-42)));
+        check(1.5, Some(Value::Real(1.5)));
+        check(9007199254740991.0, Some(Value::Integer(MAX_SAFE_INTEGER)));
+        check(-9007199254740991.0, Some(Value::Integer(-MAX_SAFE_INTEGER)));
+        check(9007199254740992.0, Some(Value::Real(9007199254740992.0)));
+        check(1e308, Some(Value::Real(1e308)));
+        check(5e-324, Some(Value::Real(5e-324)));
+        check(f64::NAN, None);
+        check(f64::INFINITY, None);
+        check(f64::NEG_INFINITY, None);
+    }
+
+    #[test]
+    fn safe_integers() {
+        assert!(is_safe_integer(MAX_SAFE_INTEGER));
+        assert!(is_safe_integer(-MAX_SAFE_INTEGER));
+        assert!(!is_safe_integer(MAX_SAFE_INTEGER + 1));
+        assert!(!is_safe_integer(i64::MIN));
+    }
+
+    #[test]
+    fn arena_reuses_and_bounds_capacity() {
+        let mut a = Arena::default();
+        a.push_text("héllo");
+        a.push_blob_with(3, |d| d.copy_from_slice(&[1, 2, 3]));
+        let vals = a.values().to_vec();
+        assert_eq!(a.bytes(match vals[0] { Value::Text(s) => s, _ => panic!() }), "héllo".as_bytes());
+        assert_eq!(a.bytes(match vals[1] { Value::Blob(s) => s, _ => panic!() }), &[1, 2, 3]);
+        a.clear();
+        assert!(a.values().is_empty());
+        a.push_blob_with(ARENA_KEEP_BYTES + 1, |_| {});
+        a.clear();
+        assert_eq!(a.bytes.capacity(), 0);
+    }
+}

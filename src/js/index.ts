@@ -1,0 +1,261 @@
+// resq-wasm: a real SQLite database for offline web apps.
+//
+//   import { open } from 'resq-wasm';
+//   const db = await open('media.db');
+//   await db.execute('CREATE TABLE IF NOT EXISTS photos(id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
+//   const rows = await db.query('SELECT id, name FROM photos');
+//
+// SQLite runs in a dedicated worker that `open()` starts; this module never
+// loads the wasm. Calls are messages; rows come back as JSON bytes.
+
+import { Client } from './client.js';
+import { ResqError, badParam } from './errors.js';
+import { Transfer, prepareParams, type Params, type SqlValue } from './params.js';
+import { FIX_BIGINT, FIX_BLOB_OWN, type QueryResult, type Storage } from './protocol.js';
+
+export { ResqError, Transfer };
+export type { ResqErrorCode } from './errors.js';
+export type { Params, SqlValue, Storage };
+
+/**
+ * Blob values at or above this many bytes cross between the page and the
+ * worker as transferred buffers; smaller ones are copied by structured clone.
+ * Provisional until the blob-transfer experiment measures the crossover
+ * (benches/experiments/); the README says where it comes from.
+ */
+export const DEFAULT_BLOB_TRANSFER_THRESHOLD = 16 * 1024;
+
+export interface OpenOptions {
+  /** `'opfs'` (persistent) or `'memory'`. Default: memory for `':memory:'`, else OPFS. */
+  storage?: Storage;
+  /** Bytes; see {@link DEFAULT_BLOB_TRANSFER_THRESHOLD}. */
+  blobTransferThreshold?: number;
+}
+
+export interface RunResult {
+  /** Rows changed by the statement (for `executeBatch`, by all sets together). */
+  changes: number;
+  /** A number, or a bigint outside ±(2^53 − 1). */
+  lastInsertRowid: number | bigint;
+}
+
+/** A result row: column name → value (BLOBs as `Uint8Array`, big integers as `bigint`). */
+export type Row = Record<string, null | number | bigint | string | Uint8Array>;
+
+/** The calls a transaction callback gets. */
+export interface Transaction {
+  execute(sql: string, params?: Params): Promise<RunResult>;
+  query<R extends Row = Row>(sql: string, params?: Params): Promise<R[]>;
+  queryBytes(sql: string, params?: Params): Promise<Uint8Array>;
+  executeBatch(sql: string, paramSets: readonly Params[]): Promise<RunResult>;
+}
+
+/**
+ * Hands bytes to the worker without a copy: the buffer behind `bytes` is
+ * transferred and becomes detached (length 0) here. Only the view's bytes are
+ * stored.
+ */
+export function transfer(bytes: ArrayBuffer | ArrayBufferView): Transfer {
+  if (bytes instanceof ArrayBuffer) return new Transfer(new Uint8Array(bytes));
+  if (ArrayBuffer.isView(bytes)) return new Transfer(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  throw badParam('transfer() takes an ArrayBuffer or an ArrayBufferView such as Uint8Array');
+}
+
+/** Names open in this page: a second open() of one would diverge from the first. */
+const openNames = new Set<string>();
+
+/** Opens (creating if needed) a database; see API.md. */
+export async function open(name: string, options: OpenOptions = {}): Promise<Database> {
+  if (typeof name !== 'string' || name === '') throw badParam('open() takes a database name such as "media.db"');
+  const storage = options.storage ?? (name === ':memory:' ? 'memory' : 'opfs');
+  if (storage !== 'opfs' && storage !== 'memory') throw badParam(`storage must be 'opfs' or 'memory', not ${String(storage)}`);
+  const threshold = options.blobTransferThreshold ?? DEFAULT_BLOB_TRANSFER_THRESHOLD;
+  if (typeof threshold !== 'number' || !(threshold >= 0)) throw badParam('blobTransferThreshold must be a number of bytes, 0 or more');
+  if (typeof Worker === 'undefined') throw new ResqError('RESQ_UNSUPPORTED', 'resq-wasm needs Web Workers');
+  if (storage === 'opfs' && !globalThis.navigator?.storage?.getDirectory) {
+    throw new ResqError('RESQ_UNSUPPORTED', "this browser has no origin private file system (OPFS); use { storage: 'memory' }");
+  }
+  const key = name === ':memory:' ? null : `${storage}:${name}`;
+  if (key !== null && openNames.has(key)) {
+    throw new ResqError('RESQ_LOCKED', `${name} is already open in this page: share that Database instead of opening it twice`);
+  }
+  if (key !== null) openNames.add(key);
+  const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: `resq-wasm: ${name}` });
+  const client = new Client(worker);
+  worker.addEventListener('error', (e) => client.die(e.message || 'the worker script failed to load or threw'));
+  worker.addEventListener('messageerror', () => client.die('a reply could not be deserialized'));
+  const forget = () => {
+    worker.terminate();
+    if (key !== null) openNames.delete(key);
+  };
+  try {
+    await client.call('open', { name, storage, blobTransferThreshold: threshold === Infinity ? -1 : threshold });
+  } catch (err) {
+    forget();
+    throw err;
+  }
+  return new Database(client, threshold, forget);
+}
+
+const decoder = new TextDecoder();
+
+function decodeRows(r: QueryResult): Row[] {
+  const rows = JSON.parse(decoder.decode(r.json)) as Row[];
+  const f = r.fixups;
+  if (!f) return rows;
+  const columns = r.columns!;
+  for (let i = 0; i < f.length; i += 5) {
+    const row = rows[f[i]];
+    const name = columns[f[i + 1]];
+    const kind = f[i + 2];
+    if (kind === FIX_BIGINT) row[name] = BigInt(row[name] as string);
+    else if (kind === FIX_BLOB_OWN) row[name] = r.buffers![f[i + 3]];
+    else row[name] = r.side!.slice(f[i + 3], f[i + 3] + f[i + 4]);
+  }
+  return rows;
+}
+
+/** An open database. Calls complete in the order they were made. */
+export class Database implements Transaction {
+  #client: Client;
+  #threshold: number;
+  #forget: () => void;
+  #closed: Promise<void> | null = null;
+  /** While a transaction runs, other calls wait here, in order. */
+  #inTransaction = false;
+  #waiting: Array<() => void> = [];
+
+  /** @internal use `open()` */
+  constructor(client: Client, threshold: number, forget: () => void) {
+    this.#client = client;
+    this.#threshold = threshold;
+    this.#forget = forget;
+  }
+
+  execute(sql: string, params?: Params): Promise<RunResult> {
+    return this.#gate(() => this.#execute(sql, params));
+  }
+
+  query<R extends Row = Row>(sql: string, params?: Params): Promise<R[]> {
+    return this.#gate(() => this.#query(sql, params)) as Promise<R[]>;
+  }
+
+  queryBytes(sql: string, params?: Params): Promise<Uint8Array> {
+    return this.#gate(() => this.#queryBytes(sql, params));
+  }
+
+  executeBatch(sql: string, paramSets: readonly Params[]): Promise<RunResult> {
+    return this.#gate(() => this.#executeBatch(sql, paramSets));
+  }
+
+  /**
+   * Runs `fn` in a transaction: commits when it resolves, rolls back and
+   * re-throws its own error when it throws. Calls on the database made
+   * meanwhile wait until it ends.
+   */
+  transaction<T>(fn: (tx: Transaction) => Promise<T> | T): Promise<T> {
+    if (typeof fn !== 'function') return Promise.reject(badParam('transaction() takes a function'));
+    return this.#gate(async () => {
+      this.#inTransaction = true;
+      let live = true;
+      const guard = <R>(call: () => Promise<R>): Promise<R> =>
+        live ? call() : Promise.reject(badParam('this transaction has ended; use the database instead'));
+      const tx: Transaction = {
+        execute: (sql, params) => guard(() => this.#execute(sql, params)),
+        query: (sql, params) => guard(() => this.#query(sql, params)) as Promise<never>,
+        queryBytes: (sql, params) => guard(() => this.#queryBytes(sql, params)),
+        executeBatch: (sql, sets) => guard(() => this.#executeBatch(sql, sets)),
+      };
+      try {
+        await this.#execute('BEGIN IMMEDIATE');
+        let result: T;
+        try {
+          result = await fn(tx);
+        } catch (err) {
+          live = false;
+          await this.#execute('ROLLBACK').catch(() => {});
+          throw err;
+        }
+        live = false;
+        try {
+          await this.#execute('COMMIT');
+        } catch (err) {
+          await this.#execute('ROLLBACK').catch(() => {});
+          throw err;
+        }
+        return result;
+      } finally {
+        live = false;
+        this.#endTransaction();
+      }
+    });
+  }
+
+  /** Closes the database and stops its worker. Later calls reject with RESQ_CLOSED. */
+  close(): Promise<void> {
+    if (this.#closed) return this.#closed;
+    const closing = this.#gate(() => this.#client.call('close', {}).then(() => undefined));
+    this.#closed = closing.then(
+      () => this.#forget(),
+      (err) => {
+        this.#forget();
+        if (!(err instanceof ResqError && err.code === 'RESQ_WORKER_DIED')) throw err;
+      },
+    );
+    return this.#closed;
+  }
+
+  /** The worker's wasm memory in bytes (`WebAssembly.Memory` never shrinks). */
+  wasmMemoryBytes(): Promise<number> {
+    return this.#gate(() => this.#client.call('memory', {}) as Promise<number>);
+  }
+
+  #gate<T>(run: () => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new ResqError('RESQ_CLOSED', 'the database is closed'));
+    if (!this.#inTransaction) return run();
+    return new Promise<T>((resolve, reject) => this.#waiting.push(() => run().then(resolve, reject)));
+  }
+
+  #endTransaction(): void {
+    this.#inTransaction = false;
+    // Start waiting calls in order, until one of them opens a transaction.
+    while (!this.#inTransaction && this.#waiting.length > 0) this.#waiting.shift()!();
+  }
+
+  #send(op: 'execute' | 'query' | 'queryBytes', sql: string, params: Params | undefined): Promise<unknown> {
+    if (typeof sql !== 'string') return Promise.reject(badParam('sql must be a string'));
+    const transfer = new Set<Transferable>();
+    let prepared: unknown;
+    try {
+      prepared = prepareParams(params, this.#threshold, transfer);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.#client.call(op, { sql, params: prepared }, [...transfer]);
+  }
+
+  #execute(sql: string, params?: Params): Promise<RunResult> {
+    return this.#send('execute', sql, params) as Promise<RunResult>;
+  }
+
+  async #query(sql: string, params?: Params): Promise<Row[]> {
+    return decodeRows((await this.#send('query', sql, params)) as QueryResult);
+  }
+
+  #queryBytes(sql: string, params?: Params): Promise<Uint8Array> {
+    return this.#send('queryBytes', sql, params) as Promise<Uint8Array>;
+  }
+
+  #executeBatch(sql: string, paramSets: readonly Params[]): Promise<RunResult> {
+    if (typeof sql !== 'string') return Promise.reject(badParam('sql must be a string'));
+    if (!Array.isArray(paramSets)) return Promise.reject(badParam('executeBatch takes an array of parameter sets'));
+    const transfer = new Set<Transferable>();
+    let sets: unknown[];
+    try {
+      sets = paramSets.map((p) => prepareParams(p, this.#threshold, transfer));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.#client.call('executeBatch', { sql, sets }, [...transfer]) as Promise<RunResult>;
+  }
+}

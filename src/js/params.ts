@@ -1,0 +1,71 @@
+// Parameters on their way to the worker. Bytes at or above the transfer
+// threshold are copied once here and the copy is transferred (moved), so the
+// caller keeps its buffer; `transfer(bytes)` moves the caller's own buffer.
+// Below the threshold, the structured clone copies them.
+
+import { badParam } from './errors.js';
+
+/** Marks bytes to hand over to the worker without a copy; see `transfer()`. */
+export class Transfer {
+  readonly bytes: Uint8Array;
+  constructor(bytes: Uint8Array) {
+    this.bytes = bytes;
+  }
+}
+
+export type SqlValue = null | boolean | number | bigint | string | ArrayBuffer | ArrayBufferView | Transfer;
+export type Params = readonly SqlValue[] | { readonly [name: string]: SqlValue };
+
+function isDetached(buffer: ArrayBufferLike): boolean {
+  return (buffer as ArrayBuffer & { detached?: boolean }).detached === true;
+}
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (v === null || typeof v !== 'object') return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+/** Prepares one parameter set; buffers to move are added to `transfer`. */
+export function prepareParams(params: unknown, threshold: number, transfer: Set<Transferable>): unknown {
+  if (params === undefined || params === null) return undefined;
+  if (Array.isArray(params)) return params.map((v, i) => prepareValue(v, threshold, transfer, `parameter ${i + 1}`));
+  if (isPlainObject(params)) {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(params)) out[k] = prepareValue(params[k], threshold, transfer, `:${k}`);
+    return out;
+  }
+  throw badParam('parameters must be an array (for ?) or a plain object (for :name)');
+}
+
+function prepareValue(v: unknown, threshold: number, transfer: Set<Transferable>, label: string): unknown {
+  if (v instanceof Transfer) {
+    if (isDetached(v.bytes.buffer)) throw badParam(`${label}: the buffer is detached (already transferred)`);
+    if (!(v.bytes.buffer instanceof ArrayBuffer)) return copyOf(v.bytes, transfer);
+    transfer.add(v.bytes.buffer);
+    return v.bytes;
+  }
+  if (v instanceof ArrayBuffer) {
+    if (isDetached(v)) throw badParam(`${label}: the buffer is detached (already transferred)`);
+    return v.byteLength >= threshold ? copyOf(new Uint8Array(v), transfer) : v;
+  }
+  if (ArrayBuffer.isView(v)) {
+    if (isDetached(v.buffer)) throw badParam(`${label}: the buffer is detached (already transferred)`);
+    const whole = v.byteOffset === 0 && v.byteLength === v.buffer.byteLength;
+    // A view's clone would carry its whole buffer, and a shared buffer
+    // would stay shared: copy just the view's bytes.
+    if (v.byteLength >= threshold || !whole || !(v.buffer instanceof ArrayBuffer)) {
+      return copyOf(new Uint8Array(v.buffer, v.byteOffset, v.byteLength), transfer);
+    }
+    return v;
+  }
+  if (typeof v === 'function' || typeof v === 'symbol') throw badParam(`${label}: a ${typeof v} is not a SQLite value`);
+  // Everything else is checked in the worker against API.md's table.
+  return v;
+}
+
+function copyOf(bytes: Uint8Array, transfer: Set<Transferable>): Uint8Array {
+  const copy = new Uint8Array(bytes);
+  transfer.add(copy.buffer);
+  return copy;
+}

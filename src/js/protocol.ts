@@ -1,0 +1,53 @@
+// The messages between the page and the worker. Mirrors src/codec/wire.rs
+// (the `query()` result layout); change both together.
+//
+// Every request carries an id; the worker answers each one, in the order it
+// received them, with a Reply of the same id. A worker that can no longer
+// answer (a wasm trap) sends one Fatal and closes.
+
+export type Storage = 'opfs' | 'memory';
+
+export interface Requests {
+  open: { name: string; storage: Storage; blobTransferThreshold: number };
+  execute: { sql: string; params?: unknown };
+  query: { sql: string; params?: unknown };
+  queryBytes: { sql: string; params?: unknown };
+  executeBatch: { sql: string; sets: unknown[] };
+  close: Record<string, never>;
+  /** The worker's wasm memory size, for tests and benchmarks. */
+  memory: Record<string, never>;
+}
+
+export type Op = keyof Requests;
+export type Request = { [K in Op]: { id: number; op: K } & Requests[K] }[Op];
+
+/** An error as it crosses the boundary: a plain, cloneable object. */
+export interface WireError {
+  code: string;
+  message: string;
+  errno?: number;
+}
+
+export type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: WireError };
+export interface Fatal {
+  fatal: string;
+}
+
+/** What `query` sends: JSON rows plus fix-ups for the cells JSON cannot carry. */
+export interface QueryResult {
+  json: Uint8Array;
+  columns?: string[];
+  /** Five numbers per fix-up: row, column, kind, a, b. */
+  fixups?: Float64Array;
+  /** Small BLOBs, back to back. */
+  side?: Uint8Array;
+  /** BLOBs at or above the transfer threshold, each in its own buffer. */
+  buffers?: Uint8Array[];
+}
+
+/** `null` in the JSON; the bytes are side[a .. a + b]. */
+export const FIX_BLOB_INLINE = 0;
+/** `null` in the JSON; the bytes are buffers[a]. */
+export const FIX_BLOB_OWN = 1;
+/** A string of digits in the JSON; the value is BigInt(digits). */
+export const FIX_BIGINT = 2;

@@ -1,0 +1,141 @@
+//! JS values in, JS values out. Everything a caller can pass is checked here
+//! against API.md's table before SQLite sees it; errors leave as plain
+//! cloneable objects `{ code, errno, message }` that the page turns into
+//! `ResqError`.
+
+use crate::codec::params::Supplied;
+use crate::codec::value::{Arena, Value};
+use crate::codec::Error;
+use js_sys::{Array, ArrayBuffer, BigInt, JsString, Object, Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// A JS string, for `String.prototype` methods js-sys does not bind.
+    #[wasm_bindgen(js_name = String)]
+    type Str;
+    /// `isWellFormed`: false when a lone surrogate is present.
+    #[wasm_bindgen(method, js_name = isWellFormed)]
+    fn is_well_formed(this: &Str) -> bool;
+}
+
+/// The parameters as the caller shaped them: nothing, an array, or an object.
+pub enum Params {
+    None,
+    Positional(Array),
+    Named(Object, Vec<String>),
+}
+
+impl Params {
+    pub fn from_js(v: &JsValue) -> Result<Params, Error> {
+        if v.is_undefined() || v.is_null() {
+            return Ok(Params::None);
+        }
+        if let Some(a) = v.dyn_ref::<Array>() {
+            return Ok(Params::Positional(a.clone()));
+        }
+        let proto = Object::get_prototype_of(v);
+        let plain = v.is_object()
+            && !v.is_function()
+            && (proto.is_null() || proto == Object::get_prototype_of(&Object::new().into()));
+        if plain {
+            let obj: Object = v.clone().unchecked_into();
+            let keys = Object::keys(&obj).iter().filter_map(|k| k.as_string()).collect();
+            return Ok(Params::Named(obj, keys));
+        }
+        Err(Error::BadParam("parameters must be an array (for ?) or a plain object (for :name)".into()))
+    }
+
+    pub fn supplied(&self) -> Supplied<'_> {
+        match self {
+            Params::None => Supplied::None,
+            Params::Positional(a) => Supplied::Positional(a.length() as usize),
+            Params::Named(_, keys) => Supplied::Named(keys),
+        }
+    }
+
+    /// The value at a slot index from [`crate::codec::params::plan`].
+    pub fn get(&self, index: usize) -> JsValue {
+        match self {
+            Params::None => JsValue::UNDEFINED,
+            Params::Positional(a) => a.get(index as u32),
+            Params::Named(obj, keys) => Reflect::get(obj, &JsValue::from_str(&keys[index])).unwrap_or(JsValue::UNDEFINED),
+        }
+    }
+}
+
+/// Checks one value against API.md's table and stores it in the arena.
+pub fn push_value(arena: &mut Arena, v: &JsValue, label: &str) -> Result<(), Error> {
+    let bad = |what: String| Err(Error::BadParam(format!("{label}: {what}")));
+    if v.is_null() {
+        arena.push(Value::Null);
+    } else if let Some(b) = v.as_bool() {
+        arena.push(Value::Integer(b as i64));
+    } else if let Some(n) = v.as_f64() {
+        match Value::from_number(n) {
+            Some(value) => arena.push(value),
+            None => return bad(format!("{n} is not a finite number")),
+        }
+    } else if v.is_bigint() {
+        let big: BigInt = v.clone().unchecked_into();
+        match i64::try_from(big) {
+            Ok(i) => arena.push(Value::Integer(i)),
+            Err(_) => return bad("the bigint is outside the 64-bit integer range".into()),
+        }
+    } else if let Some(s) = v.dyn_ref::<JsString>() {
+        if !s.unchecked_ref::<Str>().is_well_formed() {
+            return bad("the string has a lone surrogate (not valid Unicode)".into());
+        }
+        arena.push_text(&String::from(s));
+    } else if let Some(bytes) = as_bytes(v) {
+        arena.push_blob_with(bytes.length() as usize, |dst| bytes.copy_to(dst));
+    } else if v.is_undefined() {
+        return bad("undefined is not a SQLite value (use null)".into());
+    } else if v.is_function() {
+        return bad("a function is not a SQLite value".into());
+    } else {
+        return bad("an object is not a SQLite value (pass null, a number, bigint, string, boolean or bytes)".into());
+    }
+    Ok(())
+}
+
+/// A `Uint8Array` over the bytes of an `ArrayBuffer` or any `ArrayBufferView`.
+fn as_bytes(v: &JsValue) -> Option<Uint8Array> {
+    if let Some(u) = v.dyn_ref::<Uint8Array>() {
+        return Some(u.clone());
+    }
+    if let Some(b) = v.dyn_ref::<ArrayBuffer>() {
+        return Some(Uint8Array::new(b));
+    }
+    if ArrayBuffer::is_view(v) {
+        let get = |k: &str| Reflect::get(v, &JsValue::from_str(k)).ok();
+        let buffer = get("buffer")?;
+        let offset = get("byteOffset")?.as_f64()? as u32;
+        let len = get("byteLength")?.as_f64()? as u32;
+        return Some(Uint8Array::new_with_byte_offset_and_length(&buffer, offset, len));
+    }
+    None
+}
+
+/// An error as the plain object the worker posts to the page.
+pub fn error_to_js(e: &Error) -> JsValue {
+    let o = Object::new();
+    let set = |k: &str, v: JsValue| {
+        let _ = Reflect::set(&o, &JsValue::from_str(k), &v);
+    };
+    set("code", JsValue::from_str(e.code()));
+    set("message", JsValue::from_str(&e.to_string()));
+    if let Some(errno) = e.errno() {
+        set("errno", JsValue::from(errno));
+    }
+    o.into()
+}
+
+/// A rowid or any i64 as JS wants it: a number when exact, a bigint outside.
+pub fn integer_to_js(i: i64) -> JsValue {
+    if crate::codec::value::is_safe_integer(i) {
+        JsValue::from(i as f64)
+    } else {
+        JsValue::from(BigInt::from(i))
+    }
+}

@@ -1,0 +1,131 @@
+//! The wasm-bindgen surface the worker bootstrap calls: one [`Connection`]
+//! per worker. Results leave wasm memory with one copy each, into fresh
+//! `ArrayBuffer`s the bootstrap then transfers (not copies) to the page.
+
+use super::convert::{error_to_js, integer_to_js, Params};
+use super::db::{Db, Rows};
+use super::storage::Storage;
+use crate::codec::Error;
+use js_sys::{Array, Float64Array, Object, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+
+type JsResult<T> = Result<T, JsValue>;
+
+fn js_err(e: Error) -> JsValue {
+    error_to_js(&e)
+}
+
+#[wasm_bindgen(start)]
+fn start() {
+    // A panic aborts the instance; leave its message where the bootstrap
+    // can report it with RESQ_WORKER_DIED.
+    std::panic::set_hook(Box::new(|info| {
+        let _ = Reflect::set(&js_sys::global(), &"__resqPanic".into(), &info.to_string().into());
+    }));
+}
+
+#[wasm_bindgen]
+pub struct Connection {
+    db: Db,
+    storage: Storage,
+}
+
+#[wasm_bindgen]
+impl Connection {
+    /// Opens `name` on `storage` (`"opfs"` or `"memory"`).
+    pub async fn open(name: String, storage: String, blob_threshold: f64) -> JsResult<Connection> {
+        let threshold = if blob_threshold.is_finite() && blob_threshold >= 0.0 { blob_threshold as usize } else { usize::MAX };
+        let storage = match storage.as_str() {
+            "memory" => Storage::Memory,
+            "opfs" => Storage::opfs(&name).await.map_err(js_err)?,
+            other => return Err(js_err(Error::BadParam(format!("unknown storage {other:?}; use 'opfs' or 'memory'")))),
+        };
+        let vfs = Storage::vfs_name(&name, &storage);
+        match Db::open(&name, vfs.as_deref(), threshold) {
+            Ok(db) => Ok(Connection { db, storage }),
+            Err(e) => {
+                storage.release();
+                Err(js_err(e))
+            }
+        }
+    }
+
+    /// `{ changes, lastInsertRowid }`.
+    pub fn execute(&mut self, sql: &str, params: JsValue) -> JsResult<JsValue> {
+        let params = Params::from_js(&params).map_err(js_err)?;
+        let figures = self.db.execute(sql, &params).map_err(|e| js_err(e.with_sql(sql)))?;
+        Ok(figures_to_js(figures))
+    }
+
+    #[wasm_bindgen(js_name = executeBatch)]
+    pub fn execute_batch(&mut self, sql: &str, sets: JsValue) -> JsResult<JsValue> {
+        let sets: Array = sets
+            .dyn_into()
+            .map_err(|_| js_err(Error::BadParam("executeBatch takes an array of parameter sets".into())))?;
+        let figures = self.db.execute_batch(sql, &sets).map_err(|e| js_err(e.with_sql(sql)))?;
+        Ok(figures_to_js(figures))
+    }
+
+    /// `queryBytes`: the JSON text, in a fresh buffer.
+    #[wasm_bindgen(js_name = queryBytes)]
+    pub fn query_bytes(&mut self, sql: &str, params: JsValue) -> JsResult<Uint8Array> {
+        let params = Params::from_js(&params).map_err(js_err)?;
+        self.db
+            .query(sql, &params, Rows::Bytes, &mut |_| 0)
+            .map_err(|e| js_err(e.with_sql(sql)))?;
+        Ok(Uint8Array::from(self.db.json.as_bytes()))
+    }
+
+    /// `query`: `{ json, columns, fixups, side, buffers }`, the layout of
+    /// `codec::wire` (fix-up fields are absent when there are none).
+    pub fn query(&mut self, sql: &str, params: JsValue) -> JsResult<JsValue> {
+        let params = Params::from_js(&params).map_err(js_err)?;
+        let buffers = Array::new();
+        let columns = self
+            .db
+            .query(sql, &params, Rows::Objects, &mut |b| buffers.push(&Uint8Array::from(b)) as usize - 1)
+            .map_err(|e| js_err(e.with_sql(sql)))?;
+        let out = Object::new();
+        let set = |k: &str, v: &JsValue| {
+            let _ = Reflect::set(&out, &k.into(), v);
+        };
+        set("json", &Uint8Array::from(self.db.json.as_bytes()));
+        let fix = &self.db.fixups;
+        if !fix.cells.is_empty() {
+            set("columns", &columns.iter().map(|c| JsValue::from_str(c)).collect::<Array>());
+            set("fixups", &Float64Array::from(fix.cells.as_slice()));
+            set("side", &Uint8Array::from(fix.side.as_slice()));
+            set("buffers", &buffers);
+        }
+        Ok(out.into())
+    }
+
+    /// Whether a transaction is open (`BEGIN` without `COMMIT` yet).
+    #[wasm_bindgen(js_name = inTransaction)]
+    pub fn in_transaction(&self) -> bool {
+        self.db.in_transaction()
+    }
+
+    /// Closes the database and releases its storage. A second call is a no-op.
+    pub fn close(&mut self) -> JsResult<()> {
+        let r = self.db.close();
+        self.storage.release();
+        r.map_err(js_err)
+    }
+}
+
+/// The worker's wasm memory in bytes (`memory.buffer.byteLength`), for the
+/// memory-bound tests and benchmarks.
+#[wasm_bindgen(js_name = wasmMemoryBytes)]
+pub fn wasm_memory_bytes() -> f64 {
+    let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
+    let buffer: js_sys::ArrayBuffer = memory.buffer().unchecked_into();
+    buffer.byte_length() as f64
+}
+
+fn figures_to_js((changes, rowid): (i64, i64)) -> JsValue {
+    let o = Object::new();
+    let _ = Reflect::set(&o, &"changes".into(), &JsValue::from(changes as f64));
+    let _ = Reflect::set(&o, &"lastInsertRowid".into(), &integer_to_js(rowid));
+    o.into()
+}

@@ -1,0 +1,12 @@
+//! The wasm side of the worker: one SQLite connection per worker, driven by
+//! the worker bootstrap (`src/js/worker.ts`) through [`entry::Connection`].
+//!
+//! - `entry`: the wasm-bindgen surface, JS values in and out.
+//! - `db`: the connection, its statement cache, execute/query loops.
+//! - `convert`: JS parameter values into the core's [`crate::codec::Value`].
+//! - `storage`: OPFS (one sync-access-handle pool per database) or memory.
+
+mod convert;
+mod db;
+mod entry;
+mod storage;

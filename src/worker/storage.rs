@@ -1,0 +1,77 @@
+//! Where a database lives. OPFS databases get a sync-access-handle pool of
+//! their own (a directory per database name), so two databases in one page
+//! run in two workers without contending for each other's handles, and a
+//! second tab opening the same name finds its handles taken: `RESQ_LOCKED`.
+
+use crate::codec::{Error, Result};
+use sqlite_wasm_rs as ffi;
+use sqlite_wasm_vfs::sahpool::{self, OpfsSAHError, OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
+
+pub enum Storage {
+    Memory,
+    Opfs(OpfsSAHPoolUtil),
+}
+
+impl Storage {
+    /// The VFS name to open the database with (`None`: SQLite's default, memory).
+    pub fn vfs_name(name: &str, storage: &Storage) -> Option<String> {
+        match storage {
+            Storage::Memory => None,
+            Storage::Opfs(_) => Some(vfs_name(name)),
+        }
+    }
+
+    pub async fn opfs(name: &str) -> Result<Storage> {
+        let cfg = OpfsSAHPoolCfgBuilder::new()
+            .vfs_name(&vfs_name(name))
+            .directory(&format!(".resq-wasm/{}", escape(name)))
+            .build();
+        sahpool::install::<ffi::WasmOsCallback>(&cfg, false)
+            .await
+            .map(Storage::Opfs)
+            .map_err(|e| opfs_error(name, e))
+    }
+
+    /// Releases the pool's OPFS handles, so another worker can open the file.
+    pub fn release(&self) {
+        if let Storage::Opfs(pool) = self {
+            // SAFETY: called after the only connection on this pool was closed.
+            let _ = unsafe { pool.uninstall() };
+        }
+    }
+}
+
+fn vfs_name(name: &str) -> String {
+    format!("resq-opfs:{name}")
+}
+
+/// A directory component for any database name: `[A-Za-z0-9._-]` kept,
+/// everything else as `%XX` of its UTF-8 bytes (and a leading `.` escaped,
+/// so no name becomes `.` or `..`).
+fn escape(name: &str) -> String {
+    let mut out = String::new();
+    for (i, b) in name.bytes().enumerate() {
+        let keep = b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || (b == b'.' && i > 0);
+        if keep {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn opfs_error(name: &str, e: OpfsSAHError) -> Error {
+    let text = e.to_string();
+    match e {
+        OpfsSAHError::NotSupported => Error::Unsupported(format!(
+            "OPFS is not available here ({text}); use open(name, {{ storage: 'memory' }}) for a non-persistent database"
+        )),
+        OpfsSAHError::DirectoryInUse(_) => Error::Locked(format!("{name} is already open in this worker")),
+        _ if text.contains("NoModificationAllowedError") || text.contains("InvalidStateError") => {
+            Error::Locked(format!("{name} is held by another tab or worker ({text})"))
+        }
+        _ if text.contains("QuotaExceededError") => Error::Quota(format!("no storage quota left to open {name} ({text})")),
+        _ => Error::Unsupported(format!("could not open OPFS storage for {name}: {text}")),
+    }
+}
