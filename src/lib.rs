@@ -15,4 +15,4 @@
 pub mod codec;
 
 #[cfg(target_arch = "wasm32")]
-mod worker;
+pub mod worker;

@@ -10,3 +10,5 @@ mod convert;
 mod db;
 mod entry;
 mod storage;
+
+pub use entry::{wasm_memory_bytes, Connection};
