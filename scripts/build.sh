@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the npm package into pkg/ from scratch or incrementally:
-# cargo (Rust + SQLite → wasm) → wasm-bindgen (JS glue) → wasm-opt (size,
-# speed; skipped if binaryen is absent) → tsc (the page client and the worker
-# entry, with their .d.ts).
+# cargo (Rust + SQLite → wasm) → wasm-bindgen (JS glue) → wasm-opt -O3 (npm
+# `binaryen`; Debian's binaryen 108 breaks wasm-bindgen's externref table;
+# RESQ_NO_WASM_OPT=1 skips it for quick local rebuilds) → tsc (the page
+# client and the worker entry, with their .d.ts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,10 +13,8 @@ out=pkg/wasm
 if [ ! -f "$out/resq_wasm_bg.wasm" ] || [ "$raw" -nt "$out/resq_wasm_bg.wasm" ]; then
   rm -rf "$out"
   wasm-bindgen --target web --out-dir "$out" --out-name resq_wasm "$raw"
-  if [ "${RESQ_NO_WASM_OPT:-}" = "" ] && command -v wasm-opt >/dev/null; then
-    wasm-opt -O3 --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-      --enable-mutable-globals --enable-reference-types --enable-multivalue \
-      "$out/resq_wasm_bg.wasm" -o "$out/resq_wasm_bg.wasm"
+  if [ -z "${RESQ_NO_WASM_OPT:-}" ]; then
+    node_modules/.bin/wasm-opt -O3 "$out/resq_wasm_bg.wasm" -o "$out/resq_wasm_bg.wasm"
   fi
 fi
 npx tsc -p tsconfig.json

@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
-exec node scripts/serve.mjs . "${PORT:-8080}" | sed "s#/\$#/www/#"
+exec node scripts/serve.mjs . "${PORT:-8080}" www/

@@ -50,6 +50,7 @@ export function serve(folder, port = 0) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { url } = await serve(process.argv[2] ?? '.', Number(process.argv[3] ?? 8080));
-  console.log(`serving ${process.argv[2] ?? '.'} at ${url}`);
+  const [folder = '.', port = '8080', path = ''] = process.argv.slice(2);
+  const { url } = await serve(folder, Number(port));
+  console.log(`serving ${folder}: open ${url}${path}`);
 }

@@ -2,11 +2,11 @@
 # Installs what building and testing need, and only what is missing, so it
 # is safe to run before every `npm test` and `npm run demo`:
 #   - Debian packages: clang + lld (SQLite → wasm32), chromium + chromedriver
-#     (tests, demo, benchmarks), binaryen (wasm-opt, optional)
+#     (tests, demo, benchmarks)
 #   - the Rust wasm32 target
 #   - wasm-bindgen-cli at exactly the version Cargo.lock pins
-#   - npm dev dependencies (playwright-core drives Debian's Chromium; it never
-#     downloads a browser of its own)
+#   - npm dev dependencies: typescript, binaryen (wasm-opt), playwright-core
+#     (drives Debian's Chromium; it never downloads a browser of its own)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +20,6 @@ has clang || missing+=(clang)
 has wasm-ld || has lld || missing+=(lld)
 has chromium || missing+=(chromium)
 has chromedriver || missing+=(chromium-driver)
-has wasm-opt || missing+=(binaryen)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing Debian packages: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -41,7 +40,7 @@ if [ "$want" != "$have" ]; then
   cargo install wasm-bindgen-cli --version "$want"
 fi
 
-if [ ! -d node_modules/playwright-core ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   say "installing npm dev dependencies"
   npm ci --no-audit --no-fund
 fi
