@@ -1,0 +1,6 @@
+// The floor: a worker that answers each message with what it received.
+self.onmessage = (e) => {
+  const d = e.data;
+  const transfer = d.transferBack && d.bytes ? [d.bytes.buffer] : [];
+  self.postMessage(d, transfer);
+};
