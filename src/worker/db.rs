@@ -348,6 +348,11 @@ impl Db {
         mode: Rows,
         own: &mut dyn FnMut(&[u8]) -> usize,
     ) -> Result<Vec<String>> {
+        self.json.begin_rows();
+        self.fixups.clear();
+        // Column names are read after the first step: a statement whose schema
+        // changed is re-prepared inside that step, and its names with it.
+        let mut rc = unsafe { ffi::sqlite3_step(stmt) };
         let n = unsafe { ffi::sqlite3_column_count(stmt) };
         let names: Vec<String> = (0..n)
             .map(|i| unsafe {
@@ -362,14 +367,7 @@ impl Db {
         let keys: Vec<Vec<u8>> = names.iter().map(|k| encoded_key(k.as_bytes())).collect();
         let last = last_of_name(&names);
         let objects = mode == Rows::Objects;
-        self.json.begin_rows();
-        self.fixups.clear();
-        loop {
-            match unsafe { ffi::sqlite3_step(stmt) } {
-                ffi::SQLITE_ROW => {}
-                ffi::SQLITE_DONE => break,
-                rc => return Err(self.error(rc)),
-            }
+        while rc == ffi::SQLITE_ROW {
             let row = self.json.rows();
             self.json.begin_row();
             for c in 0..n {
@@ -415,6 +413,10 @@ impl Db {
                 }
             }
             self.json.end_row();
+            rc = unsafe { ffi::sqlite3_step(stmt) };
+        }
+        if rc != ffi::SQLITE_DONE {
+            return Err(self.error(rc));
         }
         self.json.end_rows();
         Ok(names)

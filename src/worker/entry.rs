@@ -28,6 +28,7 @@ fn start() {
 pub struct Connection {
     db: Db,
     storage: Storage,
+    name: String,
 }
 
 #[wasm_bindgen]
@@ -42,9 +43,10 @@ impl Connection {
         };
         let vfs = Storage::vfs_name(&name, &storage);
         match Db::open(&name, vfs.as_deref(), threshold) {
-            Ok(db) => Ok(Connection { db, storage }),
+            Ok(db) => Ok(Connection { db, storage, name }),
             Err(e) => {
-                storage.release();
+                let mut storage = storage;
+                storage.release(&name);
                 Err(js_err(e))
             }
         }
@@ -109,7 +111,7 @@ impl Connection {
     /// Closes the database and releases its storage. A second call is a no-op.
     pub fn close(&mut self) -> JsResult<()> {
         let r = self.db.close();
-        self.storage.release();
+        self.storage.release(&self.name);
         r.map_err(js_err)
     }
 }

@@ -7,6 +7,11 @@ use crate::codec::{Error, Result};
 use sqlite_wasm_rs as ffi;
 use sqlite_wasm_vfs::sahpool::{self, OpfsSAHError, OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
 
+thread_local! {
+    /// OPFS database names open in this worker.
+    static OPEN: std::cell::RefCell<std::collections::HashSet<String>> = Default::default();
+}
+
 pub enum Storage {
     Memory,
     Opfs(OpfsSAHPoolUtil),
@@ -22,6 +27,20 @@ impl Storage {
     }
 
     pub async fn opfs(name: &str) -> Result<Storage> {
+        // The pool would hand this worker the same files again, and two
+        // connections on one file lose writes: the VFS does not lock between
+        // them (sahpool.rs: "Multiple connections to the same DB are unsupported").
+        if OPEN.with(|open| !open.borrow_mut().insert(name.to_owned())) {
+            return Err(Error::Locked(format!("{name} is already open in this worker")));
+        }
+        let storage = Self::install(name).await;
+        if storage.is_err() {
+            OPEN.with(|open| open.borrow_mut().remove(name));
+        }
+        storage
+    }
+
+    async fn install(name: &str) -> Result<Storage> {
         let cfg = OpfsSAHPoolCfgBuilder::new()
             .vfs_name(&vfs_name(name))
             .directory(&format!(".resq-wasm/{}", escape(name)))
@@ -32,11 +51,13 @@ impl Storage {
             .map_err(|e| opfs_error(name, e))
     }
 
-    /// Releases the pool's OPFS handles, so another worker can open the file.
-    pub fn release(&self) {
-        if let Storage::Opfs(pool) = self {
-            // SAFETY: called after the only connection on this pool was closed.
+    /// Releases the pool's OPFS handles, so another worker can open the
+    /// file. Called once, after the only connection on this pool is closed.
+    pub fn release(&mut self, name: &str) {
+        if let Storage::Opfs(pool) = std::mem::replace(self, Storage::Memory) {
+            // SAFETY: the only connection on this pool is closed.
             let _ = unsafe { pool.uninstall() };
+            OPEN.with(|open| open.borrow_mut().remove(name));
         }
     }
 }

@@ -1,0 +1,151 @@
+//! The wasm engine (`resq_wasm::worker`) in a dedicated worker in headless
+//! Chromium, on storage "opfs": persistence across close/open, several
+//! databases at once, and the lock on a name that is already open.
+//!
+//! Run: `CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --test browser`.
+#![cfg(target_arch = "wasm32")]
+
+use js_sys::{Array, Reflect, Uint8Array};
+use resq_wasm::worker::Connection;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_dedicated_worker);
+
+// ---------------------------------------------------------------- helpers
+
+/// A database name no other test (or earlier run in this profile) uses.
+fn unique(prefix: &str) -> String {
+    format!("{prefix}-{}-{}.db", js_sys::Date::now() as u64, (js_sys::Math::random() * 1e9) as u64)
+}
+
+async fn open_opfs(name: &str) -> Connection {
+    Connection::open(name.into(), "opfs".into(), 1024.0)
+        .await
+        .unwrap_or_else(|e| panic!("open {name:?} on OPFS failed: {}", describe(&e)))
+}
+
+/// Positional parameters: a JS array of these values.
+fn params(values: &[JsValue]) -> JsValue {
+    values.iter().collect::<Array>().into()
+}
+
+fn bytes(b: &[u8]) -> JsValue {
+    Uint8Array::from(b).into()
+}
+
+fn get(v: &JsValue, key: &str) -> JsValue {
+    Reflect::get(v, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn exec(db: &mut Connection, sql: &str, p: JsValue) -> JsValue {
+    db.execute(sql, p).unwrap_or_else(|e| panic!("execute {sql:?} failed: {}", describe(&e)))
+}
+
+/// `queryBytes` as a string.
+fn json(db: &mut Connection, sql: &str) -> String {
+    let out = db.query_bytes(sql, JsValue::UNDEFINED).unwrap_or_else(|e| panic!("queryBytes {sql:?} failed: {}", describe(&e)));
+    String::from_utf8(out.to_vec()).expect("queryBytes is UTF-8")
+}
+
+/// An error object as the worker posts it: (code, message).
+fn error_parts(e: &JsValue) -> (String, String) {
+    let code = get(e, "code").as_string().unwrap_or_else(|| panic!("no string code on {e:?}"));
+    let message = get(e, "message").as_string().unwrap_or_default();
+    (code, message)
+}
+
+fn describe(e: &JsValue) -> String {
+    match get(e, "code").as_string() {
+        Some(_) => {
+            let (code, message) = error_parts(e);
+            format!("{code}: {message}")
+        }
+        None => format!("{e:?}"),
+    }
+}
+
+// ------------------------------------------------------------------ tests
+
+#[wasm_bindgen_test]
+async fn opfs_data_survives_close_and_reopen() {
+    let name = unique("persist");
+    let blob: Vec<u8> = (0..5000u32).map(|i| (i % 256) as u8).collect();
+    {
+        let mut db = open_opfs(&name).await;
+        exec(&mut db, "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, data BLOB)", JsValue::UNDEFINED);
+        let r = exec(&mut db, "INSERT INTO t(name, data) VALUES (?, ?)", params(&["cat.jpg".into(), bytes(&blob)]));
+        assert_eq!(get(&r, "lastInsertRowid").as_f64(), Some(1.0));
+        exec(&mut db, "INSERT INTO t(name, data) VALUES ('dog.jpg', x'00ff')", JsValue::UNDEFINED);
+        db.close().expect("close");
+        db.close().expect("a second close is a no-op");
+    }
+    let mut db = open_opfs(&name).await;
+    assert_eq!(
+        json(&mut db, "SELECT id, name, length(data) AS n FROM t ORDER BY id"),
+        r#"[{"id":1,"name":"cat.jpg","n":5000},{"id":2,"name":"dog.jpg","n":2}]"#
+    );
+    // The bytes themselves, through query's own-buffer path (5000 ≥ 1024).
+    let q = db.query("SELECT data FROM t WHERE id = 1", JsValue::UNDEFINED).expect("query");
+    let out = get(&q, "buffers").dyn_into::<Array>().expect("buffers").get(0).dyn_into::<Uint8Array>().unwrap();
+    assert_eq!(out.to_vec(), blob);
+    // Still writable after reopening, and that survives too.
+    exec(&mut db, "DELETE FROM t WHERE id = 2", JsValue::UNDEFINED);
+    db.close().expect("close");
+    let mut db = open_opfs(&name).await;
+    assert_eq!(json(&mut db, "SELECT group_concat(id) AS ids FROM t"), r#"[{"ids":"1"}]"#);
+    db.close().expect("close");
+}
+
+#[wasm_bindgen_test]
+async fn a_new_opfs_name_starts_empty() {
+    let mut db = open_opfs(&unique("fresh")).await;
+    assert_eq!(json(&mut db, "SELECT count(*) AS n FROM sqlite_schema"), r#"[{"n":0}]"#);
+    db.close().expect("close");
+}
+
+#[wasm_bindgen_test]
+async fn two_opfs_databases_open_at_once() {
+    let (name_a, name_b) = (unique("two-a"), unique("two-b"));
+    let mut a = open_opfs(&name_a).await;
+    let mut b = open_opfs(&name_b).await;
+    exec(&mut a, "CREATE TABLE t(v); INSERT INTO t VALUES ('in a')", JsValue::UNDEFINED);
+    exec(&mut b, "CREATE TABLE t(v); INSERT INTO t VALUES ('in b'), ('also in b')", JsValue::UNDEFINED);
+    assert_eq!(json(&mut a, "SELECT group_concat(v) AS v FROM t"), r#"[{"v":"in a"}]"#);
+    assert_eq!(json(&mut b, "SELECT group_concat(v) AS v FROM t"), r#"[{"v":"in b,also in b"}]"#);
+    // Closing one leaves the other working.
+    a.close().expect("close a");
+    exec(&mut b, "INSERT INTO t VALUES ('after a closed')", JsValue::UNDEFINED);
+    assert_eq!(json(&mut b, "SELECT count(*) AS n FROM t"), r#"[{"n":3}]"#);
+    b.close().expect("close b");
+    // Both persisted separately.
+    let mut a = open_opfs(&name_a).await;
+    assert_eq!(json(&mut a, "SELECT count(*) AS n FROM t"), r#"[{"n":1}]"#);
+    a.close().expect("close a");
+}
+
+#[wasm_bindgen_test]
+async fn opening_an_open_name_again_is_locked() {
+    let name = unique("locked");
+    let mut first = open_opfs(&name).await;
+    exec(&mut first, "CREATE TABLE t(v); INSERT INTO t VALUES (1)", JsValue::UNDEFINED);
+
+    let second = Connection::open(name.clone(), "opfs".into(), 1024.0).await;
+    let outcome = match &second {
+        Ok(_) => "the second open succeeded".to_string(),
+        Err(e) => describe(e),
+    };
+    assert!(
+        matches!(&second, Err(e) if error_parts(e).0 == "RESQ_LOCKED"),
+        "a second open of {name:?} while the first is open must fail with RESQ_LOCKED; got: {outcome}"
+    );
+
+    // The failed open took nothing from the first connection.
+    exec(&mut first, "INSERT INTO t VALUES (2)", JsValue::UNDEFINED);
+    assert_eq!(json(&mut first, "SELECT count(*) AS n FROM t"), r#"[{"n":2}]"#);
+    first.close().expect("close");
+    // Once closed, the name opens again, with its data.
+    let mut again = open_opfs(&name).await;
+    assert_eq!(json(&mut again, "SELECT count(*) AS n FROM t"), r#"[{"n":2}]"#);
+    again.close().expect("close");
+}
