@@ -33,9 +33,21 @@ pub fn controls_transaction(stmt: &str) -> bool {
     )
 }
 
+/// An identifier (table, column, schema name) quoted for SQL: `"a""b"`.
+pub fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn identifiers() {
+        assert_eq!(quote_ident("photos"), r#""photos""#);
+        assert_eq!(quote_ident(r#"we"ird"#), r#""we""ird""#);
+        assert_eq!(quote_ident(""), r#""""#);
+    }
 
     #[test]
     fn blank() {

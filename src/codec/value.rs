@@ -4,6 +4,8 @@
 //! cleared, not freed, between calls: a call with small parameters allocates
 //! nothing (seed 001: per-call scratch allocations are measurable).
 
+use super::Error;
+
 /// Largest integer a JS `number` holds exactly: 2^53 − 1.
 pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
@@ -53,6 +55,31 @@ impl Value {
 /// returns a `bigint`.
 pub fn is_safe_integer(i: i64) -> bool {
     (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(&i)
+}
+
+/// Checks a `{ offset, length }` range against a value of `size` bytes and
+/// returns `(offset, length)`; defaults read from 0 to the end. Outside the
+/// value (or negative) is `RESQ_RANGE`; not a whole number is `RESQ_BAD_PARAM`.
+pub fn blob_range(size: u64, offset: Option<f64>, length: Option<f64>) -> Result<(u64, u64), Error> {
+    let whole = |name: &str, v: f64| {
+        if v.fract() != 0.0 || !v.is_finite() {
+            Err(Error::BadParam(format!("{name} must be a whole number of bytes, not {v}")))
+        } else {
+            Ok(v)
+        }
+    };
+    let offset = whole("offset", offset.unwrap_or(0.0))?;
+    if offset < 0.0 || offset > size as f64 {
+        return Err(Error::Range(format!("offset {offset} is outside the value ({size} bytes)")));
+    }
+    let offset = offset as u64;
+    let length = whole("length", length.unwrap_or((size - offset) as f64))?;
+    if length < 0.0 || offset as f64 + length > size as f64 {
+        return Err(Error::Range(format!(
+            "{length} bytes from offset {offset} run past the end of the value ({size} bytes)"
+        )));
+    }
+    Ok((offset, length as u64))
 }
 
 /// Per-connection storage for one call's parameters.
@@ -133,6 +160,25 @@ mod tests {
         check(f64::NAN, None);
         check(f64::INFINITY, None);
         check(f64::NEG_INFINITY, None);
+    }
+
+    #[test]
+    fn ranges() {
+        let check = |size: u64, off: Option<f64>, len: Option<f64>, want: Result<(u64, u64), &str>| {
+            let got = blob_range(size, off, len).map_err(|e| e.code());
+            assert_eq!(got, want.map_err(|c| c), "{size} {off:?} {len:?}");
+        };
+        check(10, None, None, Ok((0, 10)));
+        check(10, Some(4.0), None, Ok((4, 6)));
+        check(10, Some(4.0), Some(6.0), Ok((4, 6)));
+        check(10, Some(10.0), None, Ok((10, 0)));
+        check(0, None, None, Ok((0, 0)));
+        check(10, Some(4.0), Some(7.0), Err("RESQ_RANGE"));
+        check(10, Some(11.0), None, Err("RESQ_RANGE"));
+        check(10, Some(-1.0), None, Err("RESQ_RANGE"));
+        check(10, None, Some(-1.0), Err("RESQ_RANGE"));
+        check(10, Some(1.5), None, Err("RESQ_BAD_PARAM"));
+        check(10, None, Some(f64::NAN), Err("RESQ_BAD_PARAM"));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 // pending and future call with RESQ_WORKER_DIED.
 
 import { ResqError } from './errors.js';
-import type { Fatal, Op, Reply, Requests } from './protocol.js';
+import type { Fatal, Op, Reply, Requests, WireError } from './protocol.js';
 
 /** The part of a Worker or MessagePort the client needs. */
 export interface Port {
@@ -31,16 +31,24 @@ export class Client {
   call<K extends Op>(op: K, fields: Requests[K], transfer: Transferable[] = []): Promise<unknown> {
     if (this.#dead) return Promise.reject(this.#dead);
     const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
-      try {
-        this.#port.postMessage({ id, op, ...fields }, transfer);
-      } catch (err) {
-        // Nothing was sent: a value the structured clone cannot carry.
-        this.#pending.delete(id);
-        reject(new ResqError('RESQ_BAD_PARAM', `a parameter cannot be sent to the worker: ${(err as Error).message}`));
-      }
-    });
+    try {
+      this.#port.postMessage({ id, op, ...fields }, transfer);
+    } catch (err) {
+      // Nothing was sent: a value the structured clone cannot carry.
+      return this.fail(new ResqError('RESQ_BAD_PARAM', `a parameter cannot be sent to the worker: ${(err as Error).message}`));
+    }
+    return new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+  }
+
+  /**
+   * A call refused before it reached the worker: it rejects with `error` in
+   * its turn, after the calls made before it (the worker echoes it back), so
+   * calls still complete in the order they were made.
+   */
+  fail(error: ResqError): Promise<never> {
+    const wire: WireError = { code: error.code, message: error.message };
+    if (error.errno !== undefined) wire.errno = error.errno;
+    return this.call('fail', { error: wire }) as Promise<never>;
   }
 
   /** Rejects everything pending and everything after with RESQ_WORKER_DIED. */

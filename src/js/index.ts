@@ -10,8 +10,8 @@
 
 import { Client } from './client.js';
 import { ResqError, badParam } from './errors.js';
-import { Transfer, prepareParams, type Params, type SqlValue } from './params.js';
-import { FIX_BIGINT, FIX_BLOB_OWN, type QueryResult, type Storage } from './protocol.js';
+import { Transfer, isDetached, prepareParams, type Params, type SqlValue } from './params.js';
+import { FIX_BIGINT, FIX_BLOB_OWN, type QueryResult, type Requests, type Storage } from './protocol.js';
 
 export { ResqError, Transfer };
 export type { ResqErrorCode } from './errors.js';
@@ -42,6 +42,27 @@ export interface RunResult {
 /** A result row: column name → value (BLOBs as `Uint8Array`, big integers as `bigint`). */
 export type Row = Record<string, null | number | bigint | string | Uint8Array>;
 
+/** A byte range of a stored value; both default to the whole value. */
+export interface BlobRange {
+  offset?: number;
+  length?: number;
+}
+
+function identifier(what: string, name: unknown): string {
+  if (typeof name !== 'string' || name === '') throw badParam(`${what} must be a non-empty name`);
+  return name;
+}
+
+function checkRowid(rowid: unknown): number | bigint {
+  if (typeof rowid === 'bigint' || Number.isSafeInteger(rowid)) return rowid as number | bigint;
+  throw badParam(`rowid must be an integer (a number or a bigint), not ${String(rowid)}`);
+}
+
+function byteCount(what: string, n: unknown): number {
+  if (typeof n !== 'number' || !Number.isInteger(n)) throw badParam(`${what} must be a whole number of bytes`);
+  return n;
+}
+
 /** The calls a transaction callback gets. */
 export interface Transaction {
   execute(sql: string, params?: Params): Promise<RunResult>;
@@ -56,9 +77,13 @@ export interface Transaction {
  * stored.
  */
 export function transfer(bytes: ArrayBuffer | ArrayBufferView): Transfer {
+  const buffer = bytes instanceof ArrayBuffer ? bytes : ArrayBuffer.isView(bytes) ? bytes.buffer : null;
+  if (buffer === null) throw badParam('transfer() takes an ArrayBuffer or an ArrayBufferView such as Uint8Array');
+  // A view cannot even be made over a detached buffer (a TypeError).
+  if (isDetached(buffer)) throw badParam('transfer(): the buffer is detached (already transferred)');
   if (bytes instanceof ArrayBuffer) return new Transfer(new Uint8Array(bytes));
-  if (ArrayBuffer.isView(bytes)) return new Transfer(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-  throw badParam('transfer() takes an ArrayBuffer or an ArrayBufferView such as Uint8Array');
+  const view = bytes as ArrayBufferView;
+  return new Transfer(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
 }
 
 /** Names open in this page: a second open() of one would diverge from the first. */
@@ -132,20 +157,24 @@ export class Database implements Transaction {
     this.#forget = forget;
   }
 
+  // Each call checks and copies its parameters now, as it is made, even when
+  // it then waits for a transaction to end: the caller may reuse its buffers
+  // and arrays as soon as the call returns.
+
   execute(sql: string, params?: Params): Promise<RunResult> {
-    return this.#gate(() => this.#execute(sql, params));
+    return this.#gate(this.#request('execute', sql, params, this.#inTransaction)) as Promise<RunResult>;
   }
 
   query<R extends Row = Row>(sql: string, params?: Params): Promise<R[]> {
-    return this.#gate(() => this.#query(sql, params)) as Promise<R[]>;
+    return this.#gate(this.#request('query', sql, params, this.#inTransaction)) as Promise<R[]>;
   }
 
   queryBytes(sql: string, params?: Params): Promise<Uint8Array> {
-    return this.#gate(() => this.#queryBytes(sql, params));
+    return this.#gate(this.#request('queryBytes', sql, params, this.#inTransaction)) as Promise<Uint8Array>;
   }
 
   executeBatch(sql: string, paramSets: readonly Params[]): Promise<RunResult> {
-    return this.#gate(() => this.#executeBatch(sql, paramSets));
+    return this.#gate(this.#request('executeBatch', sql, paramSets, this.#inTransaction)) as Promise<RunResult>;
   }
 
   /**
@@ -154,33 +183,34 @@ export class Database implements Transaction {
    * meanwhile wait until it ends.
    */
   transaction<T>(fn: (tx: Transaction) => Promise<T> | T): Promise<T> {
-    if (typeof fn !== 'function') return Promise.reject(badParam('transaction() takes a function'));
+    if (typeof fn !== 'function') return this.#gate(() => this.#client.fail(badParam('transaction() takes a function')));
     return this.#gate(async () => {
       this.#inTransaction = true;
       let live = true;
-      const guard = <R>(call: () => Promise<R>): Promise<R> =>
-        live ? call() : Promise.reject(badParam('this transaction has ended; use the database instead'));
+      const guard = (send: () => Promise<unknown>): Promise<never> =>
+        (live ? send() : Promise.reject(badParam('this transaction has ended; use the database instead'))) as Promise<never>;
       const tx: Transaction = {
-        execute: (sql, params) => guard(() => this.#execute(sql, params)),
-        query: (sql, params) => guard(() => this.#query(sql, params)) as Promise<never>,
-        queryBytes: (sql, params) => guard(() => this.#queryBytes(sql, params)),
-        executeBatch: (sql, sets) => guard(() => this.#executeBatch(sql, sets)),
+        execute: (sql, params) => guard(this.#request('execute', sql, params, false)),
+        query: (sql, params) => guard(this.#request('query', sql, params, false)),
+        queryBytes: (sql, params) => guard(this.#request('queryBytes', sql, params, false)),
+        executeBatch: (sql, sets) => guard(this.#request('executeBatch', sql, sets, false)),
       };
+      const exec = (sql: string) => this.#request('execute', sql, undefined, false)();
       try {
-        await this.#execute('BEGIN IMMEDIATE');
+        await exec('BEGIN IMMEDIATE');
         let result: T;
         try {
           result = await fn(tx);
         } catch (err) {
           live = false;
-          await this.#execute('ROLLBACK').catch(() => {});
+          await exec('ROLLBACK').catch(() => {});
           throw err;
         }
         live = false;
         try {
-          await this.#execute('COMMIT');
+          await exec('COMMIT');
         } catch (err) {
-          await this.#execute('ROLLBACK').catch(() => {});
+          await exec('ROLLBACK').catch(() => {});
           throw err;
         }
         return result;
@@ -189,6 +219,25 @@ export class Database implements Transaction {
         this.#endTransaction();
       }
     });
+  }
+
+  /**
+   * The bytes `[offset, offset + length)` of one stored BLOB, read by
+   * SQLite's incremental blob I/O: the worker never loads the whole value.
+   * An unknown table, column or rowid rejects with RESQ_NOT_FOUND; a range
+   * outside the value with RESQ_RANGE.
+   */
+  readBlob(table: string, column: string, rowid: number | bigint, options: BlobRange = {}): Promise<Uint8Array> {
+    let fields: Requests['readBlob'];
+    try {
+      fields = { table: identifier('table', table), column: identifier('column', column), rowid: checkRowid(rowid) };
+      const { offset, length } = options ?? {};
+      if (offset !== undefined) fields.offset = byteCount('offset', offset);
+      if (length !== undefined) fields.length = byteCount('length', length);
+    } catch (err) {
+      return this.#gate(() => this.#client.fail(err as ResqError));
+    }
+    return this.#gate(() => this.#client.call('readBlob', fields) as Promise<Uint8Array>);
   }
 
   /** Closes the database and stops its worker. Later calls reject with RESQ_CLOSED. */
@@ -211,7 +260,11 @@ export class Database implements Transaction {
   }
 
   #gate<T>(run: () => Promise<T>): Promise<T> {
-    if (this.#closed) return Promise.reject(new ResqError('RESQ_CLOSED', 'the database is closed'));
+    if (this.#closed) {
+      // In its turn: after close() itself has completed.
+      const closed = () => Promise.reject(new ResqError('RESQ_CLOSED', 'the database is closed'));
+      return this.#closed.then(closed, closed);
+    }
     if (!this.#inTransaction) return run();
     return new Promise<T>((resolve, reject) => this.#waiting.push(() => run().then(resolve, reject)));
   }
@@ -222,40 +275,33 @@ export class Database implements Transaction {
     while (!this.#inTransaction && this.#waiting.length > 0) this.#waiting.shift()!();
   }
 
-  #send(op: 'execute' | 'query' | 'queryBytes', sql: string, params: Params | undefined): Promise<unknown> {
-    if (typeof sql !== 'string') return Promise.reject(badParam('sql must be a string'));
+  /**
+   * Checks the SQL and prepares the parameters now; returns what sends the
+   * call. A call that `waits` (for a transaction to end) copies even small
+   * buffers now, which the structured clone would otherwise copy only when it
+   * is sent. A call refused here still fails in its turn.
+   */
+  #request(
+    op: 'execute' | 'query' | 'queryBytes' | 'executeBatch',
+    sql: string,
+    params: Params | readonly Params[] | undefined,
+    waits: boolean,
+  ): () => Promise<unknown> {
     const transfer = new Set<Transferable>();
-    let prepared: unknown;
+    const threshold = waits ? 0 : this.#threshold;
+    let fields: Requests['execute'] | Requests['executeBatch'];
     try {
-      prepared = prepareParams(params, this.#threshold, transfer);
+      if (typeof sql !== 'string') throw badParam('sql must be a string');
+      if (op === 'executeBatch') {
+        if (!Array.isArray(params)) throw badParam('executeBatch takes an array of parameter sets');
+        fields = { sql, sets: params.map((p) => prepareParams(p, threshold, transfer)) };
+      } else {
+        fields = { sql, params: prepareParams(params, threshold, transfer) };
+      }
     } catch (err) {
-      return Promise.reject(err);
+      return () => this.#client.fail(err as ResqError);
     }
-    return this.#client.call(op, { sql, params: prepared }, [...transfer]);
-  }
-
-  #execute(sql: string, params?: Params): Promise<RunResult> {
-    return this.#send('execute', sql, params) as Promise<RunResult>;
-  }
-
-  async #query(sql: string, params?: Params): Promise<Row[]> {
-    return decodeRows((await this.#send('query', sql, params)) as QueryResult);
-  }
-
-  #queryBytes(sql: string, params?: Params): Promise<Uint8Array> {
-    return this.#send('queryBytes', sql, params) as Promise<Uint8Array>;
-  }
-
-  #executeBatch(sql: string, paramSets: readonly Params[]): Promise<RunResult> {
-    if (typeof sql !== 'string') return Promise.reject(badParam('sql must be a string'));
-    if (!Array.isArray(paramSets)) return Promise.reject(badParam('executeBatch takes an array of parameter sets'));
-    const transfer = new Set<Transferable>();
-    let sets: unknown[];
-    try {
-      sets = paramSets.map((p) => prepareParams(p, this.#threshold, transfer));
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.#client.call('executeBatch', { sql, sets }, [...transfer]) as Promise<RunResult>;
+    const send = () => this.#client.call(op, fields as Requests['execute'] & Requests['executeBatch'], [...transfer]);
+    return op === 'query' ? async () => decodeRows((await send()) as QueryResult) : send;
   }
 }

@@ -13,10 +13,14 @@ export class Transfer {
   }
 }
 
-export type SqlValue = null | boolean | number | bigint | string | ArrayBuffer | ArrayBufferView | Transfer;
+/**
+ * A value a parameter can take. A `Blob`/`File` streams into the row in
+ * chunks (`execute` only); see API.md.
+ */
+export type SqlValue = null | boolean | number | bigint | string | ArrayBuffer | ArrayBufferView | Transfer | Blob;
 export type Params = readonly SqlValue[] | { readonly [name: string]: SqlValue };
 
-function isDetached(buffer: ArrayBufferLike): boolean {
+export function isDetached(buffer: ArrayBufferLike): boolean {
   return (buffer as ArrayBuffer & { detached?: boolean }).detached === true;
 }
 

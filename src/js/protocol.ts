@@ -13,9 +13,16 @@ export interface Requests {
   query: { sql: string; params?: unknown };
   queryBytes: { sql: string; params?: unknown };
   executeBatch: { sql: string; sets: unknown[] };
+  readBlob: { table: string; column: string; rowid: number | bigint; offset?: number; length?: number };
   close: Record<string, never>;
   /** The worker's wasm memory size, for tests and benchmarks. */
   memory: Record<string, never>;
+  /**
+   * A call the page already refused (a bad parameter): the worker only sends
+   * `error` back, so the rejection comes in its turn, after the replies to
+   * the calls made before it.
+   */
+  fail: { error: WireError };
 }
 
 export type Op = keyof Requests;

@@ -7,7 +7,10 @@ import init, { Connection, wasmMemoryBytes } from './wasm/resq_wasm.js';
 import type { QueryResult, Reply, Request, WireError } from './protocol.js';
 
 interface Conn {
-  execute(sql: string, params: unknown): unknown;
+  execute(sql: string, params: unknown): { changes: number; lastInsertRowid: number | bigint; streams?: Blob[] };
+  streamWrite(stream: number, offset: number, chunk: Uint8Array): void;
+  streamEnd(ok: boolean): void;
+  readBlob(table: string, column: string, rowid: number | bigint, offset?: number, length?: number): Uint8Array;
   executeBatch(sql: string, sets: unknown): unknown;
   query(sql: string, params: unknown): QueryResult;
   queryBytes(sql: string, params: unknown): Uint8Array;
@@ -57,10 +60,19 @@ async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
     return null;
   }
   if (req.op === 'memory') return ready ? wasmMemoryBytes() : 0;
+  if (req.op === 'fail') throw req.error;
   if (!conn) throw { code: 'RESQ_CLOSED', message: 'the database is closed' };
   switch (req.op) {
-    case 'execute':
-      return conn.execute(req.sql, req.params);
+    case 'execute': {
+      const { changes, lastInsertRowid, streams } = conn.execute(req.sql, req.params);
+      if (streams) await writeStreams(conn, streams);
+      return { changes, lastInsertRowid };
+    }
+    case 'readBlob': {
+      const bytes = conn.readBlob(req.table, req.column, req.rowid, req.offset, req.length);
+      transfer.push(bytes.buffer);
+      return bytes;
+    }
     case 'executeBatch':
       return conn.executeBatch(req.sql, req.sets);
     case 'queryBytes': {
@@ -81,6 +93,34 @@ async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
       return null;
     }
   }
+}
+
+/** Bytes of a `Blob` parameter read and written per step: wasm memory holds one. */
+const STREAM_CHUNK = 1 << 20;
+
+/**
+ * Writes the `Blob` parameters of a streaming `execute` into the cells their
+ * placeholders landed in, a chunk at a time, then commits; any failure (a
+ * `Blob` that cannot be read, a write error) rolls the whole call back.
+ */
+async function writeStreams(c: Conn, streams: Blob[]): Promise<void> {
+  try {
+    for (const [i, blob] of streams.entries()) {
+      for (let at = 0; at < blob.size; at += STREAM_CHUNK) {
+        let chunk: ArrayBuffer;
+        try {
+          chunk = await blob.slice(at, at + STREAM_CHUNK).arrayBuffer();
+        } catch (err) {
+          throw { code: 'RESQ_BAD_PARAM', message: `a Blob parameter could not be read: ${String(err)}` };
+        }
+        c.streamWrite(i, at, new Uint8Array(chunk));
+      }
+    }
+  } catch (err) {
+    c.streamEnd(false);
+    throw err;
+  }
+  c.streamEnd(true);
 }
 
 function toWireError(err: unknown): WireError {

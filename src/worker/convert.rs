@@ -8,6 +8,9 @@ use crate::codec::value::{Arena, Value};
 use crate::codec::Error;
 use js_sys::{Array, ArrayBuffer, BigInt, JsString, Object, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
+use web_sys::Blob;
+
+use super::blobs::PendingBlob;
 
 #[wasm_bindgen::prelude::wasm_bindgen]
 extern "C" {
@@ -27,6 +30,16 @@ pub enum Params {
 }
 
 impl Params {
+    /// Whether any value is a `Blob` (or `File`): such a call streams.
+    pub fn has_blob(&self) -> bool {
+        let is_blob = |v: JsValue| v.is_instance_of::<Blob>();
+        match self {
+            Params::None => false,
+            Params::Positional(a) => a.iter().any(is_blob),
+            Params::Named(obj, keys) => keys.iter().any(|k| is_blob(Reflect::get(obj, &JsValue::from_str(k)).unwrap_or_default())),
+        }
+    }
+
     pub fn from_js(v: &JsValue) -> Result<Params, Error> {
         if v.is_undefined() || v.is_null() {
             return Ok(Params::None);
@@ -64,8 +77,10 @@ impl Params {
     }
 }
 
-/// Checks one value against API.md's table and stores it in the arena.
-pub fn push_value(arena: &mut Arena, v: &JsValue, label: &str) -> Result<(), Error> {
+/// Checks one value against API.md's table and stores it in the arena. A
+/// `Blob`/`File` becomes a `zeroblob` placeholder and joins `blobs` (when the
+/// call can stream; otherwise it is refused).
+pub fn push_value(arena: &mut Arena, v: &JsValue, label: &str, blobs: Option<&mut Vec<PendingBlob>>) -> Result<(), Error> {
     let bad = |what: String| Err(Error::BadParam(format!("{label}: {what}")));
     if v.is_null() {
         arena.push(Value::Null);
@@ -89,6 +104,13 @@ pub fn push_value(arena: &mut Arena, v: &JsValue, label: &str) -> Result<(), Err
         arena.push_text(&String::from(s));
     } else if let Some(bytes) = as_bytes(v) {
         arena.push_blob_with(bytes.length() as usize, |dst| bytes.copy_to(dst));
+    } else if let Some(blob) = v.dyn_ref::<Blob>() {
+        let Some(blobs) = blobs else {
+            return bad("a Blob or File is taken by execute(); read it into a Uint8Array for this call".into());
+        };
+        let size = blob.size() as u64;
+        arena.push(Value::ZeroBlob(size));
+        blobs.push(PendingBlob { label: label.to_owned(), blob: blob.clone(), size });
     } else if v.is_undefined() {
         return bad("undefined is not a SQLite value (use null)".into());
     } else if v.is_function() {

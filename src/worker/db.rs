@@ -5,6 +5,7 @@
 //! Every statement is reset and its bindings cleared when a call ends, on
 //! every path, so a failed call leaves nothing bound or locked behind it.
 
+use super::blobs::{PendingBlob, Stream};
 use super::convert::{push_value, Params};
 use crate::codec::json::{encoded_key, JsonWriter};
 use crate::codec::params::plan;
@@ -40,6 +41,13 @@ pub struct Db {
     pub fixups: Fixups,
     /// BLOB results at or above this many bytes get a buffer of their own.
     pub blob_threshold: usize,
+    /// `Blob` parameters of the call being bound.
+    pending: Vec<PendingBlob>,
+    /// `Blob` parameters of a streaming `execute`, between its statement and
+    /// [`Db::stream_end`].
+    pub(super) streams: Vec<Stream>,
+    /// Chunk-sized scratch for incremental blob reads, kept between calls.
+    pub(super) scratch: Vec<u8>,
 }
 
 impl Db {
@@ -58,6 +66,9 @@ impl Db {
             json: JsonWriter::default(),
             fixups: Fixups::default(),
             blob_threshold,
+            pending: Vec::new(),
+            streams: Vec::new(),
+            scratch: Vec::new(),
         };
         if rc != ffi::SQLITE_OK {
             return Err(db.error(rc));
@@ -76,8 +87,12 @@ impl Db {
         Ok(db)
     }
 
+    pub(super) fn raw(&self) -> *mut ffi::sqlite3 {
+        self.raw
+    }
+
     /// The error SQLite just reported, with its extended code and message.
-    fn error(&self, rc: i32) -> Error {
+    pub(super) fn error(&self, rc: i32) -> Error {
         if self.raw.is_null() {
             return Error::Sqlite { errno: rc, message: "out of memory".into() };
         }
@@ -123,7 +138,7 @@ impl Db {
 
     /// Prepares the first statement of `sql`; returns it (null if none) and
     /// the SQL after it.
-    fn prepare<'s>(&self, sql: &'s str, flags: u32) -> Result<(*mut ffi::sqlite3_stmt, &'s str)> {
+    pub(super) fn prepare<'s>(&self, sql: &'s str, flags: u32) -> Result<(*mut ffi::sqlite3_stmt, &'s str)> {
         let mut stmt = ptr::null_mut();
         let mut tail: *const c_char = ptr::null();
         let start = sql.as_ptr() as *const c_char;
@@ -135,12 +150,15 @@ impl Db {
         Ok((stmt, &sql[used..]))
     }
 
-    /// Checks and binds one parameter set to cached statement `at`.
-    fn bind(&mut self, at: usize, params: &Params) -> Result<()> {
+    /// Checks and binds one parameter set to cached statement `at`. `Blob`
+    /// values are taken only when `stream` (they go to `self.pending`).
+    fn bind(&mut self, at: usize, params: &Params, stream: bool) -> Result<()> {
         let slots = plan(&self.cache[at].names, params.supplied())?;
         self.arena.clear();
+        self.pending.clear();
         for slot in &slots {
-            push_value(&mut self.arena, &params.get(slot.value), &slot.label)?;
+            let blobs = if stream { Some(&mut self.pending) } else { None };
+            push_value(&mut self.arena, &params.get(slot.value), &slot.label, blobs)?;
         }
         let stmt = self.cache[at].stmt;
         for (i, v) in self.arena.values().iter().enumerate() {
@@ -183,6 +201,7 @@ impl Db {
             ffi::sqlite3_clear_bindings(stmt);
         }
         self.arena.clear();
+        self.pending.clear();
     }
 
     /// Steps a statement to the end, ignoring rows.
@@ -201,7 +220,18 @@ impl Db {
     }
 
     /// `execute`: one statement with parameters, or a script without.
+    /// With `Blob` parameters it streams: see [`super::blobs`]; the caller
+    /// then writes the chunks and ends with [`Db::stream_end`] when
+    /// [`Db::streaming`] says so.
     pub fn execute(&mut self, sql: &str, params: &Params) -> Result<(i64, i64)> {
+        if params.has_blob() {
+            self.exec_simple("SAVEPOINT resq_stream")?;
+            let r = self.execute_streaming(sql, params);
+            if r.is_err() {
+                self.undo_savepoint("resq_stream");
+            }
+            return r;
+        }
         let at = match self.prepare_cached(sql) {
             Ok(Some(at)) => at,
             Ok(None) if matches!(params, Params::None) => return self.exec_script(sql),
@@ -214,9 +244,28 @@ impl Db {
             Err(Error::BadParam(_)) if matches!(params, Params::None) => return Ok(self.figures()),
             Err(e) => return Err(e),
         };
-        let result = self.bind(at, params).and_then(|_| self.step_all(self.cache[at].stmt));
+        let result = self.bind(at, params, false).and_then(|_| self.step_all(self.cache[at].stmt));
         self.release(at);
         result.map(|_| self.figures())
+    }
+
+    fn execute_streaming(&mut self, sql: &str, params: &Params) -> Result<(i64, i64)> {
+        let at = self.prepare_cached(sql)?.ok_or_else(|| {
+            Error::BadParam("with parameters, execute takes exactly one statement (run a script without parameters)".into())
+        })?;
+        let stmt = self.cache[at].stmt;
+        let (result, changed) = self.with_update_hook(|db| db.bind(at, params, true).and_then(|_| db.step_all(stmt)));
+        let pending = std::mem::take(&mut self.pending);
+        self.release(at);
+        result?;
+        let figures = self.figures();
+        self.streams = self.locate(pending, changed)?;
+        Ok(figures)
+    }
+
+    /// The `Blob`s the last `execute` still has to write, in stream order.
+    pub fn streaming(&self) -> Vec<web_sys::Blob> {
+        self.streams.iter().map(|s| s.blob.clone()).collect()
     }
 
     /// Runs a script statement by statement. The script is atomic (one
@@ -250,8 +299,13 @@ impl Db {
             rest = tail;
         };
         let figures = self.figures();
+        // RELEASE can fail too (a deferred foreign key checked at commit):
+        // then undo the script rather than leave its savepoint open.
+        let result = match result {
+            Ok(()) if wrapped => self.exec_simple("RELEASE resq_script"),
+            other => other,
+        };
         match result {
-            Ok(()) if wrapped => self.exec_simple("RELEASE resq_script").map(|_| figures),
             Ok(()) => Ok(figures),
             Err(e) => {
                 if wrapped {
@@ -263,14 +317,14 @@ impl Db {
     }
 
     /// Runs one parameterless statement (savepoints, pragmas).
-    fn exec_simple(&mut self, sql: &str) -> Result<()> {
+    pub(super) fn exec_simple(&mut self, sql: &str) -> Result<()> {
         let at = self.prepare_cached(sql)?.ok_or_else(|| Error::BadParam("one statement expected".into()))?;
         let r = self.step_all(self.cache[at].stmt);
         self.release(at);
         r
     }
 
-    fn undo_savepoint(&mut self, name: &str) {
+    pub(super) fn undo_savepoint(&mut self, name: &str) {
         // Best effort: if SQLite already rolled the transaction back (some
         // errors do), these fail harmlessly.
         let _ = self.exec_simple(&format!("ROLLBACK TO {name}"));
@@ -296,7 +350,7 @@ impl Db {
                 }
             };
             let r = Params::from_js(&set)
-                .and_then(|p| self.bind(at, &p))
+                .and_then(|p| self.bind(at, &p, false))
                 .and_then(|_| self.step_all(self.cache[at].stmt));
             self.release(at);
             match r {
@@ -311,12 +365,12 @@ impl Db {
                 }
             }
         }
+        // RELEASE can fail too (a deferred foreign key checked at commit):
+        // then undo the batch rather than leave its savepoint open.
+        let rowid = self.figures().1;
+        let result = result.and_then(|_| self.exec_simple("RELEASE resq_batch"));
         match result {
-            Ok(()) => {
-                let rowid = self.figures().1;
-                self.exec_simple("RELEASE resq_batch")?;
-                Ok((changes, rowid))
-            }
+            Ok(()) => Ok((changes, rowid)),
             Err(e) => {
                 self.undo_savepoint("resq_batch");
                 Err(e)
@@ -337,7 +391,7 @@ impl Db {
         let at = self
             .prepare_cached(sql)?
             .ok_or_else(|| Error::BadParam("query takes exactly one statement".into()))?;
-        let result = self.bind(at, params).and_then(|_| self.write_rows(self.cache[at].stmt, mode, own));
+        let result = self.bind(at, params, false).and_then(|_| self.write_rows(self.cache[at].stmt, mode, own));
         self.release(at);
         result
     }
@@ -423,6 +477,9 @@ impl Db {
     }
 
     pub fn close(&mut self) -> Result<()> {
+        if !self.streams.is_empty() {
+            let _ = self.stream_end(false);
+        }
         for c in self.cache.drain(..) {
             unsafe { ffi::sqlite3_finalize(c.stmt) };
         }

@@ -52,11 +52,37 @@ impl Connection {
         }
     }
 
-    /// `{ changes, lastInsertRowid }`.
+    /// `{ changes, lastInsertRowid }`, plus `streams` (the `Blob`s to write
+    /// with [`Self::stream_write`] and then [`Self::stream_end`]) when the
+    /// parameters held any.
     pub fn execute(&mut self, sql: &str, params: JsValue) -> JsResult<JsValue> {
         let params = Params::from_js(&params).map_err(js_err)?;
         let figures = self.db.execute(sql, &params).map_err(|e| js_err(e.with_sql(sql)))?;
-        Ok(figures_to_js(figures))
+        let out = figures_to_js(figures);
+        let streams = self.db.streaming();
+        if !streams.is_empty() {
+            let _ = Reflect::set(&out, &"streams".into(), &streams.into_iter().collect::<Array>());
+        }
+        Ok(out)
+    }
+
+    /// Writes one chunk of `Blob` parameter `stream` at byte `offset`.
+    #[wasm_bindgen(js_name = streamWrite)]
+    pub fn stream_write(&mut self, stream: usize, offset: f64, chunk: &[u8]) -> JsResult<()> {
+        self.db.stream_write(stream, offset as u64, chunk).map_err(js_err)
+    }
+
+    /// Ends a streaming `execute`: commits its savepoint (`ok`) or rolls it back.
+    #[wasm_bindgen(js_name = streamEnd)]
+    pub fn stream_end(&mut self, ok: bool) -> JsResult<()> {
+        self.db.stream_end(ok).map_err(js_err)
+    }
+
+    /// `readBlob`: bytes of one cell, `[offset, offset + length)`.
+    #[wasm_bindgen(js_name = readBlob)]
+    pub fn read_blob(&mut self, table: &str, column: &str, rowid: JsValue, offset: Option<f64>, length: Option<f64>) -> JsResult<Uint8Array> {
+        let rowid = rowid_from_js(&rowid).map_err(js_err)?;
+        self.db.read_blob(table, column, rowid, offset, length).map_err(js_err)
     }
 
     #[wasm_bindgen(js_name = executeBatch)]
@@ -123,6 +149,20 @@ pub fn wasm_memory_bytes() -> f64 {
     let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
     let buffer: js_sys::ArrayBuffer = memory.buffer().unchecked_into();
     buffer.byte_length() as f64
+}
+
+/// A rowid from JS: a safe integer `number` or a `bigint`.
+fn rowid_from_js(v: &JsValue) -> Result<i64, Error> {
+    if let Some(n) = v.as_f64() {
+        if let Some(crate::codec::Value::Integer(i)) = crate::codec::Value::from_number(n) {
+            return Ok(i);
+        }
+    } else if v.is_bigint() {
+        if let Ok(i) = i64::try_from(v.clone().unchecked_into::<js_sys::BigInt>()) {
+            return Ok(i);
+        }
+    }
+    Err(Error::BadParam("rowid must be an integer (a number or a bigint)".into()))
 }
 
 fn figures_to_js((changes, rowid): (i64, i64)) -> JsValue {
