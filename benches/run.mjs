@@ -1,20 +1,45 @@
-// Runs a benchmark page in headless Chromium and prints its table.
-//   node benches/run.mjs query-roundtrip
+// Runs a benchmark page module in headless Chromium (cross-origin isolated,
+// for 5 µs timers), prints its tables and saves the raw figures.
+//
+//   node benches/run.mjs <name>      e.g. query-roundtrip, blob-transfer
+//
+// A module exports `run(args)` returning rows { workload, config?, median,
+// p95, n, busy? }, and optionally `passes`: the args of each pass (an
+// order-flipped pair, say), all run in the same browser session.
 import { chromium } from 'playwright-core';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { serve } from '../scripts/serve.mjs';
 import { CHROMIUM_ARGS } from '../tests/e2e/harness.mjs';
 
 const name = process.argv[2] ?? 'query-roundtrip';
-const server = await serve(resolve(import.meta.dirname, '..'), 0, { isolated: true });
+const root = resolve(import.meta.dirname, '..');
+const server = await serve(root, 0, { isolated: true });
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+const fmt = (x) => (x === undefined ? '' : x < 1 ? x.toFixed(3) : x < 100 ? x.toFixed(2) : x.toFixed(0));
+
 try {
   const page = await browser.newPage();
+  page.on('console', (m) => console.error(`[page] ${m.text()}`));
   await page.goto(`${server.url}benches/page/index.html`);
   if (!(await page.evaluate(() => crossOriginIsolated))) throw new Error('the bench page must be cross-origin isolated');
-  const rows = await page.evaluate(async (n) => (await import(`./${n}.js`)).run(), name);
-  console.log(`| workload | median ms | p95 ms | n |\n|---|---:|---:|---:|`);
-  for (const r of rows) console.log(`| ${r.workload} | ${r.median.toFixed(3)} | ${r.p95.toFixed(3)} | ${r.n} |`);
+  const passes = await page.evaluate(async (n) => (await import(`./${n}.js`)).passes ?? [{}], name);
+  const results = [];
+  for (const [i, args] of passes.entries()) {
+    const rows = await page.evaluate(async ([n, a]) => (await import(`./${n}.js`)).run(a), [name, args]);
+    results.push({ pass: i + 1, args, rows });
+    console.log(`\n### ${name}, pass ${i + 1} ${JSON.stringify(args)}\n`);
+    console.log('| workload | config | median ms | p95 ms | main-thread busy ms | n |\n|---|---|---:|---:|---:|---:|');
+    for (const r of rows) {
+      console.log(`| ${r.workload} | ${r.config ?? ''} | ${fmt(r.median)} | ${fmt(r.p95)} | ${fmt(r.busy)} | ${r.n} |`);
+    }
+  }
+  const out = resolve(root, 'benches/results');
+  mkdirSync(out, { recursive: true });
+  const file = resolve(out, `${new Date().toISOString().slice(0, 19).replace(/:/g, '-')}-${name}.json`);
+  const ua = await page.evaluate(() => navigator.userAgent);
+  writeFileSync(file, JSON.stringify({ name, date: new Date().toISOString(), userAgent: ua, results }, null, 1));
+  console.log(`\nraw figures: ${file}`);
 } finally {
   await browser.close();
   server.close();

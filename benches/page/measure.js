@@ -24,3 +24,71 @@ export function echoWorker() {
     });
   return { roundTrip, close: () => w.terminate() };
 }
+
+/**
+ * Main-thread busy time during `fn`, in ms: a MessageChannel probe pings
+ * itself continuously; any gap between pings longer than `3 ×` the idle
+ * ping interval counts, minus that interval. What it sees is everything
+ * that blocks the page: structured-clone (de)serialization, JSON.parse, our
+ * own JS.
+ */
+export async function busy(fn) {
+  const ch = new MessageChannel();
+  let last = performance.now();
+  let blocked = 0;
+  let running = true;
+  const gaps = [];
+  ch.port1.onmessage = () => {
+    const now = performance.now();
+    gaps.push(now - last);
+    last = now;
+    if (running) ch.port2.postMessage(0);
+  };
+  ch.port2.postMessage(0);
+  // Calibrate: the idle ping interval.
+  await new Promise((r) => setTimeout(r, 20));
+  const idle = [...gaps].sort((a, b) => a - b)[Math.floor(gaps.length / 2)] ?? 0.01;
+  gaps.length = 0;
+  last = performance.now();
+  await fn();
+  const now = performance.now();
+  gaps.push(now - last);
+  running = false;
+  ch.port1.close();
+  for (const g of gaps) if (g > 3 * idle + 0.02) blocked += g - idle;
+  return blocked;
+}
+
+/** Like `time`, and the median main-thread busy time of a second series. */
+export async function timeAndBusy(fn, { n = 20, warmup = 3 } = {}) {
+  const wall = await time(fn, { n, warmup });
+  const b = [];
+  for (let i = 0; i < Math.max(5, Math.floor(n / 2)); i++) b.push(await busy(fn));
+  b.sort((x, y) => x - y);
+  return { ...wall, busy: b[Math.floor(b.length / 2)] };
+}
+
+export function floorWorker() {
+  const w = new Worker(new URL('./floor-worker.js', import.meta.url));
+  const call = (msg, transfer = []) =>
+    new Promise((resolve) => {
+      w.onmessage = (e) => resolve(e.data);
+      w.postMessage(msg, transfer);
+    });
+  return {
+    write: (bytes) => call({ op: 'write', bytes }, [bytes.buffer]),
+    read: (size) => call({ op: 'read', size }),
+    close: async () => { await call({ op: 'close' }); w.terminate(); },
+  };
+}
+
+export const KB = 1024;
+export const MB = 1024 * 1024;
+export const label = (n) => (n >= MB ? `${n / MB} MB` : n >= KB ? `${n / KB} KB` : `${n} B`);
+
+/** Incompressible bytes (getRandomValues fills at most 64 KB a call). */
+export function randomBytes(n) {
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i += 65536) crypto.getRandomValues(out.subarray(i, Math.min(n, i + 65536)));
+  return out;
+}

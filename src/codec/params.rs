@@ -7,7 +7,7 @@
 //! let sql = [Some(":id".to_string()), Some("$name".to_string())];
 //! let keys = ["name".to_string(), "id".to_string()];
 //! let p = plan(&sql, Supplied::Named(&keys)).unwrap();
-//! assert_eq!(p, vec![Slot { value: 1, label: ":id".into() }, Slot { value: 0, label: "$name".into() }]);
+//! assert_eq!(p, vec![Slot { value: 1, label: ":id".into() }, Slot { value: 0, label: ":name".into() }]);
 //! ```
 
 use super::error::{Error, Result};
@@ -29,7 +29,7 @@ pub enum Supplied<'a> {
 pub struct Slot {
     /// Index into the array, or into the object's key list.
     pub value: usize,
-    /// `parameter 2`, or `:name` as the SQL spells it.
+    /// `parameter 2`, or `:name` (whatever prefix the SQL uses, as API.md spells it).
     pub label: String,
 }
 
@@ -49,10 +49,17 @@ pub fn plan(sql_params: &[Option<String>], supplied: Supplied<'_>) -> Result<Vec
             "the statement has {n} parameter{}, but no values were given",
             plural(n)
         ))),
-        Supplied::Positional(len) if len != n => Err(Error::BadParam(format!(
-            "the statement has {n} parameter{}, but {len} value{} were given",
+        Supplied::Positional(len) if len < n => Err(Error::BadParam(format!(
+            "{} is missing: the statement has {n} parameter{}, but {len} value{} given",
+            positional_label(len),
             plural(n),
-            plural(len)
+            were(len)
+        ))),
+        Supplied::Positional(len) if len > n => Err(Error::BadParam(format!(
+            "{} is extra: the statement has {n} parameter{}, but {len} value{} given",
+            positional_label(n),
+            plural(n),
+            were(len)
         ))),
         Supplied::Positional(_) => Ok((0..n).map(|i| Slot { value: i, label: positional_label(i) }).collect()),
         Supplied::Named(keys) => {
@@ -72,7 +79,7 @@ pub fn plan(sql_params: &[Option<String>], supplied: Supplied<'_>) -> Result<Vec
                     return Err(Error::BadParam(format!("{name} is missing from the parameters object")));
                 };
                 used[k] = true;
-                slots.push(Slot { value: k, label: name.to_owned() });
+                slots.push(Slot { value: k, label: format!(":{}", keys[k]) });
             }
             if let Some(k) = used.iter().position(|u| !u) {
                 return Err(Error::BadParam(format!(
@@ -82,6 +89,14 @@ pub fn plan(sql_params: &[Option<String>], supplied: Supplied<'_>) -> Result<Vec
             }
             Ok(slots)
         }
+    }
+}
+
+fn were(n: usize) -> &'static str {
+    if n == 1 {
+        " was"
+    } else {
+        "s were"
     }
 }
 
@@ -127,10 +142,10 @@ mod tests {
         check(&[], Supplied::Positional(0), Ok(vec![]));
         check(&["", ""], Supplied::Positional(2), Ok(vec![0, 1]));
         check(&["?1", "?2"], Supplied::Positional(2), Ok(vec![0, 1]));
-        check(&["", ""], Supplied::Positional(1), Err("the statement has 2 parameters, but 1 value were given"));
-        check(&[""], Supplied::Positional(3), Err("the statement has 1 parameter, but 3 values were given"));
+        check(&["", ""], Supplied::Positional(1), Err("parameter 2 is missing: the statement has 2 parameters, but 1 value was given"));
+        check(&[""], Supplied::Positional(3), Err("parameter 2 is extra: the statement has 1 parameter, but 3 values were given"));
         check(&[""], Supplied::None, Err("the statement has 1 parameter, but no values were given"));
-        check(&[], Supplied::Positional(1), Err("the statement has 0 parameters, but 1 value were given"));
+        check(&[], Supplied::Positional(1), Err("parameter 1 is extra: the statement has 0 parameters, but 1 value was given"));
         check(&[":a", "@b"], Supplied::Named(&k_ba), Ok(vec![1, 0]));
         check(&["$a", ":b"], Supplied::Named(&k_ab), Ok(vec![0, 1]));
         check(&[":a", "$a"], Supplied::Named(&k_a), Ok(vec![0, 0]));
@@ -146,6 +161,6 @@ mod tests {
         let p = plan(&names(&["", ""]), Supplied::Positional(2)).unwrap();
         assert_eq!(p[1].label, "parameter 2");
         let k = keys(&["x"]);
-        assert_eq!(plan(&names(&["@x"]), Supplied::Named(&k)).unwrap()[0].label, "@x");
+        assert_eq!(plan(&names(&["@x"]), Supplied::Named(&k)).unwrap()[0].label, ":x");
     }
 }

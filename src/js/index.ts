@@ -79,8 +79,9 @@ export interface Transaction {
 export function transfer(bytes: ArrayBuffer | ArrayBufferView): Transfer {
   const buffer = bytes instanceof ArrayBuffer ? bytes : ArrayBuffer.isView(bytes) ? bytes.buffer : null;
   if (buffer === null) throw badParam('transfer() takes an ArrayBuffer or an ArrayBufferView such as Uint8Array');
-  // A view cannot even be made over a detached buffer (a TypeError).
-  if (isDetached(buffer)) throw badParam('transfer(): the buffer is detached (already transferred)');
+  // No view can be made over a detached buffer (a TypeError): mark it, and
+  // the call it is passed to refuses it, naming the parameter.
+  if (isDetached(buffer)) return new Transfer(new Uint8Array(0), true);
   if (bytes instanceof ArrayBuffer) return new Transfer(new Uint8Array(bytes));
   const view = bytes as ArrayBufferView;
   return new Transfer(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
@@ -252,6 +253,11 @@ export class Database implements Transaction {
       },
     );
     return this.#closed;
+  }
+
+  /** @internal Makes the worker's wasm trap: the worker-death tests' hook. */
+  [Symbol.for('resq-wasm.crashWorkerForTests')](): Promise<unknown> {
+    return this.#client.call('crashForTests', {});
   }
 
   /** The worker's wasm memory in bytes (`WebAssembly.Memory` never shrinks). */

@@ -8,8 +8,11 @@ import { badParam } from './errors.js';
 /** Marks bytes to hand over to the worker without a copy; see `transfer()`. */
 export class Transfer {
   readonly bytes: Uint8Array;
-  constructor(bytes: Uint8Array) {
+  /** @internal The caller's buffer was detached already: the call refuses it, naming the parameter. */
+  readonly detached: boolean;
+  constructor(bytes: Uint8Array, detached = false) {
     this.bytes = bytes;
+    this.detached = detached;
   }
 }
 
@@ -44,7 +47,7 @@ export function prepareParams(params: unknown, threshold: number, transfer: Set<
 
 function prepareValue(v: unknown, threshold: number, transfer: Set<Transferable>, label: string): unknown {
   if (v instanceof Transfer) {
-    if (isDetached(v.bytes.buffer)) throw badParam(`${label}: the buffer is detached (already transferred)`);
+    if (v.detached || isDetached(v.bytes.buffer)) throw badParam(`${label}: the buffer is detached (already transferred)`);
     if (!(v.bytes.buffer instanceof ArrayBuffer)) return copyOf(v.bytes, transfer);
     transfer.add(v.bytes.buffer);
     return v.bytes;

@@ -17,6 +17,8 @@ export interface Requests {
   close: Record<string, never>;
   /** The worker's wasm memory size, for tests and benchmarks. */
   memory: Record<string, never>;
+  /** Makes the wasm panic (trap), for the worker-death tests. */
+  crashForTests: Record<string, never>;
   /**
    * A call the page already refused (a bad parameter): the worker only sends
    * `error` back, so the rejection comes in its turn, after the replies to

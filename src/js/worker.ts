@@ -3,7 +3,7 @@
 // The page never loads the wasm; only this file does.
 
 // @ts-ignore -- generated into pkg/wasm/ by wasm-bindgen during the build
-import init, { Connection, wasmMemoryBytes } from './wasm/resq_wasm.js';
+import init, { Connection, crashForTests, wasmMemoryBytes } from './wasm/resq_wasm.js';
 import type { QueryResult, Reply, Request, WireError } from './protocol.js';
 
 interface Conn {
@@ -60,6 +60,7 @@ async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
     return null;
   }
   if (req.op === 'memory') return ready ? wasmMemoryBytes() : 0;
+  if (req.op === 'crashForTests') return crashForTests();
   if (req.op === 'fail') throw req.error;
   if (!conn) throw { code: 'RESQ_CLOSED', message: 'the database is closed' };
   switch (req.op) {

@@ -284,6 +284,14 @@ impl Db {
                 break Ok(());
             }
             let text = &rest[..rest.len() - tail.len()];
+            // A script takes no values: a parameter in it would silently be NULL.
+            if unsafe { ffi::sqlite3_bind_parameter_count(stmt) } > 0 {
+                unsafe { ffi::sqlite3_finalize(stmt) };
+                break Err(Error::BadParam(format!(
+                    "a script takes no values, but this statement of it has parameters: {}",
+                    text.trim()
+                )));
+            }
             if wrapped && sql::controls_transaction(text) {
                 wrapped = false;
                 if let Err(e) = self.exec_simple("RELEASE resq_script") {

@@ -142,6 +142,13 @@ impl Connection {
     }
 }
 
+/// Panics on purpose: the tests' way to prove that a trap in the worker
+/// rejects every pending call with RESQ_WORKER_DIED instead of hanging.
+#[wasm_bindgen(js_name = crashForTests)]
+pub fn crash_for_tests() {
+    panic!("deliberate panic (test hook)");
+}
+
 /// The worker's wasm memory in bytes (`memory.buffer.byteLength`), for the
 /// memory-bound tests and benchmarks.
 #[wasm_bindgen(js_name = wasmMemoryBytes)]

@@ -44,11 +44,12 @@ export function installPackedApp() {
 
 /**
  * Starts the packed app, a server and a browser with a fresh profile.
- * Returns { page, newPage, url, close }.
+ * Returns { page, newPage, url, close }. With `isolated`, pages are
+ * cross-origin isolated (SharedArrayBuffer exists).
  */
-export async function start() {
+export async function start({ isolated = false } = {}) {
   const { app, tarball } = installPackedApp();
-  const server = await serve(app);
+  const server = await serve(app, 0, { isolated });
   const profile = mkdtempSync(join(tmpdir(), 'resq-profile-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',

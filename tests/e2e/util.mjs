@@ -1,0 +1,83 @@
+// Shared glue for the Playwright tests: run a snippet in the page with the
+// package imported, and bring its results back as plain JSON.
+//
+//   const r = await inPage(page, async ({ open, plain }, arg) => { … }, arg);
+//   const rows = await withDb(page, dbName(t), async (db, { plain }) => plain(await db.query('SELECT 1 AS x')));
+//
+// The snippet is sent as source text, so it can use only its arguments: the
+// package's exports plus the helpers below, and `arg` (JSON-able).
+
+/**
+ * Runs `body(api, arg)` in the page, where `api` is the package's exports plus
+ * `plain` (a value → JSON-able, see below) and `outcome` (a promise →
+ * `{ ok, value }` or `{ ok: false, error }`).
+ */
+export function inPage(page, body, arg = null) {
+  return page.evaluate(
+    async ([src, arg]) => {
+      const lib = await import('resq-wasm');
+      // Tags what JSON cannot carry: bigint, -0, bytes. Rows and arrays recurse.
+      const plain = (v) => {
+        if (typeof v === 'bigint') return { bigint: String(v) };
+        if (typeof v === 'number' && Object.is(v, -0)) return { number: '-0' };
+        if (typeof v === 'number' && !Number.isFinite(v)) return { number: String(v) };
+        if (v instanceof Uint8Array) return { bytes: Array.from(v) };
+        if (Array.isArray(v)) return v.map(plain);
+        if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
+        return v;
+      };
+      const describe = (e) =>
+        e && typeof e === 'object'
+          ? {
+              isResqError: e instanceof lib.ResqError,
+              isError: e instanceof Error,
+              name: e.name,
+              code: e.code,
+              errno: e.errno,
+              message: e.message,
+            }
+          : { thrown: String(e) };
+      const outcome = async (p) => {
+        try {
+          return { ok: true, value: plain(await p) };
+        } catch (e) {
+          return { ok: false, error: describe(e) };
+        }
+      };
+      const fn = (0, eval)(`(${src})`);
+      return fn({ ...lib, plain, describe, outcome }, arg);
+    },
+    [body.toString(), arg],
+  );
+}
+
+/**
+ * Opens `name` (with `options`), runs `body(db, api, arg)` and closes the
+ * database whatever happens.
+ */
+export function withDb(page, name, body, { options, arg = null } = {}) {
+  return inPage(
+    page,
+    async (api, { name, options, src, arg }) => {
+      const db = await api.open(name, options ?? undefined);
+      try {
+        return await (0, eval)(`(${src})`)(db, api, arg);
+      } finally {
+        await db.close();
+      }
+    },
+    { name, options: options ?? null, src: body.toString(), arg },
+  );
+}
+
+let counter = 0;
+
+/** A database name no other test uses: a counter plus the test's name. */
+export function dbName(t, suffix = 'db') {
+  const slug = t.name.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 40);
+  counter += 1;
+  return `${counter}-${slug}.${suffix}`;
+}
+
+/** What `plain()` makes of a Uint8Array, for expected values. */
+export const bytes = (...b) => ({ bytes: b });
