@@ -6,7 +6,7 @@
 import { open } from 'resq-wasm';
 import { timeAndBusy, floorWorker, randomBytes, label, KB, MB } from './measure.js';
 
-const SIZES = [64, 4 * KB, 16 * KB, 64 * KB, 128 * KB, 256 * KB, 512 * KB, MB, 4 * MB, 16 * MB];
+const SIZES = [64, 4 * KB, 16 * KB, 64 * KB, 128 * KB, 256 * KB, 512 * KB, MB, 4 * MB, 8 * MB, 16 * MB];
 const CONFIGS = { clone: Infinity, transfer: 0 };
 
 export async function run({ order = ['clone', 'transfer'], sizes = SIZES } = {}) {

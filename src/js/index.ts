@@ -20,10 +20,9 @@ export type { Params, SqlValue, Storage };
 /**
  * Blob values at or above this many bytes cross between the page and the
  * worker as transferred buffers; smaller ones are copied by structured clone.
- * Provisional until the blob-transfer experiment measures the crossover
- * (benches/experiments/); the README says where it comes from.
+ * Measured: benches/experiments/001-blob-transfer-threshold.md.
  */
-export const DEFAULT_BLOB_TRANSFER_THRESHOLD = 16 * 1024;
+export const DEFAULT_BLOB_TRANSFER_THRESHOLD = 64 * 1024;
 
 export interface OpenOptions {
   /** `'opfs'` (persistent) or `'memory'`. Default: memory for `':memory:'`, else OPFS. */

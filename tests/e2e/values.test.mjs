@@ -144,10 +144,10 @@ test('REAL infinities: queryBytes spells them 1e999 / -1e999, query gives ±Infi
 });
 
 test('BLOBs around the transfer threshold and of 1 MB come back byte for byte', async (t) => {
-  const got = await onDb(t, async (db) => {
+  const got = await onDb(t, async (db, { DEFAULT_BLOB_TRANSFER_THRESHOLD: T }) => {
     await db.execute('CREATE TABLE b(id INTEGER PRIMARY KEY, data BLOB)');
     const out = [];
-    for (const size of [16 * 1024 - 1, 16 * 1024, 16 * 1024 + 1, 1 << 20]) {
+    for (const size of [T - 1, T, T + 1, 1 << 20]) {
       const data = new Uint8Array(size);
       for (let i = 0; i < size; i++) data[i] = (i * 31 + (i >> 8)) & 255;
       const { lastInsertRowid: id } = await db.execute('INSERT INTO b(data) VALUES (?)', [data]);
@@ -241,10 +241,10 @@ test('duplicate column names: the last one wins, in query and queryBytes', async
 });
 
 test("the caller's buffer stays intact and unchanged, below and above the transfer threshold", async (t) => {
-  const got = await onDb(t, async (db) => {
+  const got = await onDb(t, async (db, { DEFAULT_BLOB_TRANSFER_THRESHOLD: T }) => {
     await db.execute('CREATE TABLE b(id INTEGER PRIMARY KEY, data BLOB)');
     const out = [];
-    for (const size of [3, 16 * 1024 - 1, 16 * 1024, 100 * 1024]) {
+    for (const size of [3, T - 1, T, T + 1, 2 * T]) {
       for (const kind of ['Uint8Array', 'ArrayBuffer', 'view']) {
         const backing = new Uint8Array(size + 8);
         for (let i = 0; i < backing.length; i++) backing[i] = (i * 7) & 255;
