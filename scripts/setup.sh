@@ -2,7 +2,7 @@
 # Installs what building and testing need, and only what is missing, so it
 # is safe to run before every `npm test` and `npm run demo`:
 #   - Debian packages: clang + lld (SQLite → wasm32), chromium + chromedriver
-#     (tests, demo, benchmarks)
+#     (tests, demo, benchmarks), procps (pkill, for the crash test)
 #   - the Rust wasm32 target
 #   - wasm-bindgen-cli at exactly the version Cargo.lock pins
 #   - npm dev dependencies: typescript, binaryen (wasm-opt), playwright-core
@@ -18,6 +18,7 @@ sudo=""
 missing=()
 has clang || missing+=(clang)
 has wasm-ld || has lld || missing+=(lld)
+has pkill || missing+=(procps)
 has chromium || missing+=(chromium)
 has chromedriver || missing+=(chromium-driver)
 if [ ${#missing[@]} -gt 0 ]; then
