@@ -4,7 +4,7 @@
 // OPFS write + flush / read of the same bytes, one copy across) in the same
 // run. `order` flips which configuration runs first at every size.
 import { open } from 'resq-wasm';
-import { timeAndBusy, floorWorker, randomBytes, label, KB, MB } from './measure.js';
+import { time, timeAndBusy, floorWorker, engineWorker, echoWorker, randomBytes, label, KB, MB } from './measure.js';
 
 const SIZES = [64, 4 * KB, 16 * KB, 64 * KB, 128 * KB, 256 * KB, 512 * KB, MB, 4 * MB, 8 * MB, 16 * MB];
 const CONFIGS = { clone: Infinity, transfer: 0 };
@@ -18,6 +18,8 @@ export async function run({ order = ['clone', 'transfer'], sizes = SIZES } = {})
     await dbs[name].execute('CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB)');
   }
   const floor = floorWorker();
+  const engine = await engineWorker(`bench-engine-${Math.random().toString(36).slice(2)}.db`);
+  const echo = echoWorker();
   const rows = [];
   for (const size of sizes) {
     const bytes = randomBytes(size);
@@ -32,11 +34,26 @@ export async function run({ order = ['clone', 'transfer'], sizes = SIZES } = {})
       rows.push({ workload: `SELECT ${label(size)}`, config: name, ...(await timeAndBusy(select, { n })) });
     }
     rows.push({ workload: `INSERT ${label(size)}`, config: 'floor', ...(await timeAndBusy(() => floor.write(bytes.slice()), { n })) });
+    // The transport floor: the same SQLite statement run inside a worker,
+    // plus one copy of the bytes moved into a worker (and an empty reply).
+    const moveIn = await time(() => { const c = bytes.slice(); return echo.roundTrip({ bytes: c, transferBack: false, ack: true }, [c.buffer]); }, { n });
+    const engineInsert = await engine.insert(bytes, n);
+    rows.push({ workload: `INSERT ${label(size)}`, config: 'engine+copy', median: engineInsert + moveIn.median, engine: engineInsert, transport: moveIn.median, n });
     const back = await floor.read(size);
     if (back.length !== size || back[size - 1] !== bytes[size - 1]) throw new Error('floor read wrong bytes');
     rows.push({ workload: `SELECT ${label(size)}`, config: 'floor', ...(await timeAndBusy(() => floor.read(size), { n })) });
+    // The transport floor: SQLite's read and the copy out of wasm memory,
+    // inside a worker, plus moving that many bytes to the page.
+    const engineSelect = await engine.select(n);
+    let pingPong = bytes.slice();
+    const moveOut = await time(async () => {
+      pingPong = (await echo.roundTrip({ bytes: pingPong, transferBack: true }, [pingPong.buffer])).bytes;
+    }, { n });
+    rows.push({ workload: `SELECT ${label(size)}`, config: 'engine+move', median: engineSelect + moveOut.median, engine: engineSelect, transport: moveOut.median, n });
   }
   await floor.close();
+  await engine.close();
+  echo.close();
   for (const db of Object.values(dbs)) await db.close();
   return rows;
 }

@@ -92,3 +92,20 @@ export function randomBytes(n) {
   for (let i = 0; i < n; i += 65536) crypto.getRandomValues(out.subarray(i, Math.min(n, i + 65536)));
   return out;
 }
+
+/** The engine alone, in a worker of its own (see engine-worker.js). */
+export async function engineWorker(name) {
+  const w = new Worker(new URL('./engine-worker.js', import.meta.url), { type: 'module' });
+  const call = (msg, transfer = []) =>
+    new Promise((resolve) => {
+      w.onmessage = (e) => resolve(e.data);
+      w.postMessage(msg, transfer);
+    });
+  await call({ op: 'open', name });
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  return {
+    insert: async (bytes, n) => median(await call({ op: 'insert', bytes, n })),
+    select: async (n) => median(await call({ op: 'select', n })),
+    close: async () => { await call({ op: 'close' }); w.terminate(); },
+  };
+}
