@@ -1,7 +1,8 @@
 // Runs a benchmark page module in headless Chromium (cross-origin isolated,
 // for 5 µs timers), prints its tables and saves the raw figures.
 //
-//   node benches/run.mjs <name>      e.g. query-roundtrip, blob-transfer
+//   node benches/run.mjs <name> [args as JSON]
+//   names: compare (default), query-roundtrip, blob-transfer
 //
 // A module exports `run(args)` returning rows { workload, config?, median,
 // p95, n, busy? }, and optionally `passes`: the args of each pass (an
@@ -13,7 +14,7 @@ import { resolve } from 'node:path';
 import { serve } from '../scripts/serve.mjs';
 import { CHROMIUM_ARGS } from '../tests/e2e/harness.mjs';
 
-const name = process.argv[2] ?? 'query-roundtrip';
+const name = process.argv[2] ?? 'compare';
 const root = resolve(import.meta.dirname, '..');
 const server = await serve(root, 0, { isolated: true });
 // A real on-disk profile: a launch() without one is off the record, and
@@ -27,7 +28,9 @@ try {
   page.on('console', (m) => console.error(`[page] ${m.text()}`));
   await page.goto(`${server.url}benches/page/index.html`);
   if (!(await page.evaluate(() => crossOriginIsolated))) throw new Error('the bench page must be cross-origin isolated');
-  const passes = await page.evaluate(async (n) => (await import(`./${n}.js`)).passes ?? [{}], name);
+  const passes = process.argv[3]
+    ? [JSON.parse(process.argv[3])]
+    : await page.evaluate(async (n) => (await import(`./${n}.js`)).passes ?? [{}], name);
   const results = [];
   for (const [i, args] of passes.entries()) {
     const rows = await page.evaluate(async ([n, a]) => (await import(`./${n}.js`)).run(a), [name, args]);
@@ -35,7 +38,9 @@ try {
     console.log(`\n### ${name}, pass ${i + 1} ${JSON.stringify(args)}\n`);
     console.log('| workload | config | median ms | p95 ms | main-thread busy ms | n |\n|---|---|---:|---:|---:|---:|');
     for (const r of rows) {
-      console.log(`| ${r.workload} | ${r.config ?? ''} | ${fmt(r.median)} | ${fmt(r.p95)} | ${fmt(r.busy)} | ${r.n} |`);
+      const workload = r.row ? `${r.workload} ${r.row}` : r.workload;
+      const extra = r.raw ? ` raw ${r.raw} B, gzip ${r.gzip} B` : '';
+      console.log(`| ${workload}${extra} | ${r.config ?? r.engine ?? ''} | ${fmt(r.median)} | ${fmt(r.p95)} | ${fmt(r.busy)} | ${r.n ?? ''} |`);
     }
   }
   const out = resolve(root, 'benches/results');
@@ -44,6 +49,10 @@ try {
   const ua = await page.evaluate(() => navigator.userAgent);
   writeFileSync(file, JSON.stringify({ name, date: new Date().toISOString(), userAgent: ua, results }, null, 1));
   console.log(`\nraw figures: ${file}`);
+  if (name === 'compare') {
+    const { execFileSync } = await import('node:child_process');
+    execFileSync(process.execPath, [resolve(root, 'benches/report.mjs'), file], { stdio: 'inherit' });
+  }
 } finally {
   await browser.close();
   server.close();

@@ -1,0 +1,223 @@
+// The side-by-side benchmark: resq-wasm and its peers on the same workloads,
+// in one browser session, each engine in a dedicated worker and used the
+// way its own documentation shows (peers: benches/peers/). Every workload
+// checks what it read before its time counts.
+//
+// Main-thread busy time: a MessageChannel probe (see measure.js `busy`).
+import { open } from 'resq-wasm';
+import { time, busy, floorWorker, echoWorker, randomBytes, label, KB, MB } from './measure.js';
+
+export const ENGINES = ['resq-wasm', 'sqlite-wasm', 'wa-sqlite', 'sql.js'];
+const BLOB_SIZES = [4 * KB, 64 * KB, 256 * KB, MB, 8 * MB];
+const iterations = (size) => (size >= 8 * MB ? 5 : size >= MB ? 10 : 20);
+
+async function openEngine(engine, name) {
+  if (engine !== 'resq-wasm') return (await import('../peers/client.js')).openPeer(engine, name);
+  const db = await open(name);
+  return {
+    engine,
+    db,
+    exec: (sql, params) => db.execute(sql, params),
+    query: (sql, params) => db.query(sql, params),
+    batch: (sql, sets) => db.executeBatch(sql, sets),
+    close: () => db.close(),
+  };
+}
+
+const same = (a, b) => {
+  if (!(a instanceof Uint8Array) || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+};
+const check = (ok, what) => {
+  if (!ok) throw new Error(`wrong answer: ${what}`);
+};
+
+/** Median wall time, then the median main-thread busy time of a few more runs. */
+async function measure(fn, n) {
+  const wall = await time(fn, { n, warmup: 2 });
+  const b = [];
+  for (let i = 0; i < Math.max(3, Math.ceil(n / 3)); i++) b.push(await busy(fn));
+  b.sort((x, y) => x - y);
+  return { ...wall, busy: b[Math.floor(b.length / 2)] };
+}
+
+const unique = (engine, what) => `cmp-${engine}-${what}-${Math.random().toString(36).slice(2, 8)}.db`;
+
+async function blobs(engine, rows, bytesBySize) {
+  const e = await openEngine(engine, unique(engine, 'blobs'));
+  await e.exec('CREATE TABLE w(id INTEGER PRIMARY KEY, data BLOB)');
+  for (const size of BLOB_SIZES) {
+    const bytes = bytesBySize.get(size);
+    const n = iterations(size);
+    let id = 0;
+    const w1 = await measure(async () => {
+      id = (await e.exec('INSERT INTO w(data) VALUES (?)', [bytes])).lastInsertRowid;
+    }, n);
+    const [{ data: written }] = await e.query('SELECT data FROM w WHERE id = ?', [id]);
+    check(same(written, bytes), `${engine} W1 ${label(size)}`);
+    rows.push({ workload: 'W1', row: `INSERT ${label(size)}`, engine, ...w1 });
+    let read;
+    const w2 = await measure(async () => {
+      [{ data: read }] = await e.query('SELECT data FROM w WHERE id = ?', [id]);
+    }, n);
+    check(same(read, bytes), `${engine} W2 ${label(size)}`);
+    rows.push({ workload: 'W2', row: `SELECT ${label(size)}`, engine, ...w2 });
+  }
+  await e.close();
+}
+
+const TEXT50 = 'resq-wasm benchmark row text, fifty characters...'.padEnd(50, '.');
+const smallRows = (n, blob) => Array.from({ length: n }, (_, i) => [i, i * 0.25, TEXT50, blob, null]);
+
+async function rowsWorkloads(engine, rows) {
+  const e = await openEngine(engine, unique(engine, 'rows'));
+  await e.exec('CREATE TABLE r(id INTEGER PRIMARY KEY, i INTEGER, f REAL, s TEXT, b BLOB, n NULL)');
+  const blob = randomBytes(64);
+  const sets = smallRows(10000, blob);
+  // W4: 10,000 small mixed rows in one transaction, one request.
+  let round = 0;
+  const w4 = await measure(async () => {
+    round += 1;
+    await e.exec('DELETE FROM r');
+    const r = await e.batch('INSERT INTO r(i, f, s, b, n) VALUES (?, ?, ?, ?, ?)', sets);
+    check(r.changes === 10000, `${engine} W4 changes ${r.changes}`);
+  }, 3);
+  rows.push({ workload: 'W4', row: 'INSERT 10,000 rows, one transaction', engine, ...w4, note: 'includes a DELETE of the previous 10,000' });
+  // W3: SELECT 1 / 100 / 10,000 rows into page objects.
+  for (const count of [1, 100, 10000]) {
+    const sql = `SELECT id, i, f, s, b, n FROM r ORDER BY id LIMIT ${count}`;
+    let got;
+    const m = await measure(async () => {
+      got = await e.query(sql);
+    }, count === 10000 ? 10 : 30);
+    check(got.length === count && got[count - 1].s === TEXT50 && same(got[0].b, blob) && got[0].n === null, `${engine} W3 ${count}`);
+    rows.push({ workload: 'W3', row: `SELECT ${count.toLocaleString('en')} row${count > 1 ? 's' : ''}`, engine, ...m });
+    if (engine === 'resq-wasm') {
+      let bytes;
+      const qb = await measure(async () => {
+        bytes = await e.db.queryBytes(sql);
+      }, count === 10000 ? 10 : 30);
+      check(JSON.parse(new TextDecoder().decode(bytes)).length === count, 'queryBytes');
+      rows.push({ workload: 'W3', row: `SELECT ${count.toLocaleString('en')} row${count > 1 ? 's' : ''}`, engine: 'resq-wasm queryBytes', ...qb });
+    }
+  }
+  await e.close();
+}
+
+async function appendWorkload(engine, rows, chunks, whole) {
+  const e = await openEngine(engine, unique(engine, 'append'));
+  await e.exec('CREATE TABLE a(id INTEGER PRIMARY KEY, data BLOB)');
+  // W5: everyone: an 8 MB value built by 128 appends of 64 KB.
+  const t0 = performance.now();
+  const { lastInsertRowid: id } = await e.exec("INSERT INTO a(data) VALUES (x'')");
+  for (const c of chunks) await e.exec('UPDATE a SET data = CAST(data || ? AS BLOB) WHERE id = ?', [c, id]);
+  const appendMs = performance.now() - t0;
+  const [{ data }] = await e.query('SELECT data FROM a WHERE id = ?', [id]);
+  check(same(data, whole), `${engine} W5 append`);
+  rows.push({ workload: 'W5', row: '8 MB by 128 × data || ?', engine, median: appendMs, p95: appendMs, n: 1 });
+  // Each engine's best way to store the same value.
+  let best;
+  if (engine === 'resq-wasm') {
+    // The chunks as one Blob parameter: streamed into one row, no appends.
+    best = await time(async () => {
+      const r = await e.exec('INSERT INTO a(data) VALUES (?)', [new Blob(chunks)]);
+      const [{ n }] = await e.query('SELECT length(data) AS n FROM a WHERE id = ?', [r.lastInsertRowid]);
+      check(n === whole.length, 'W5 best');
+    }, { n: 3, warmup: 0 });
+  } else {
+    // The peers have no incremental blob I/O: the same bytes as 128 rows.
+    best = await time(async () => {
+      await e.batch('INSERT INTO a(data) VALUES (?)', chunks.map((c) => [c]));
+    }, { n: 3, warmup: 0 });
+  }
+  rows.push({
+    workload: 'W5',
+    row: '8 MB, best way',
+    engine,
+    ...best,
+    note: engine === 'resq-wasm' ? 'one Blob parameter, streamed into one row' : '128 rows of 64 KB in one transaction',
+  });
+  await e.close();
+}
+
+async function coldStart(engine, rows) {
+  const samples = [];
+  for (let i = 0; i < 3; i++) {
+    const t0 = performance.now();
+    const e = await openEngine(engine, unique(engine, 'cold'));
+    const [{ x }] = await e.query('SELECT 1 AS x');
+    samples.push(performance.now() - t0);
+    check(x === 1, 'W6');
+    await e.close();
+  }
+  samples.sort((a, b) => a - b);
+  rows.push({ workload: 'W6', row: 'cold start: new Worker → first answer', engine, median: samples[1], p95: samples[2], n: 3 });
+}
+
+async function floors(rows, bytesBySize) {
+  const floor = floorWorker();
+  const echo = echoWorker();
+  for (const size of BLOB_SIZES) {
+    const bytes = bytesBySize.get(size);
+    const n = iterations(size);
+    rows.push({ workload: 'W1', row: `INSERT ${label(size)}`, engine: 'floor: raw OPFS write + flush', ...(await measure(() => floor.write(bytes.slice()), n)) });
+    rows.push({ workload: 'W1', row: `INSERT ${label(size)}`, engine: 'floor: postMessage clone', ...(await measure(() => echo.roundTrip({ bytes, ack: true }), n)) });
+    const back = await floor.read(size);
+    check(same(back, bytes), 'floor read');
+    rows.push({ workload: 'W2', row: `SELECT ${label(size)}`, engine: 'floor: raw OPFS read', ...(await measure(() => floor.read(size), n)) });
+    let pong = bytes.slice();
+    rows.push({
+      workload: 'W2',
+      row: `SELECT ${label(size)}`,
+      engine: 'floor: postMessage transfer',
+      ...(await measure(async () => {
+        pong = (await echo.roundTrip({ bytes: pong, transferBack: true }, [pong.buffer])).bytes;
+      }, n)),
+    });
+  }
+  const t = [];
+  for (let i = 0; i < 3; i++) {
+    const t0 = performance.now();
+    const e = echoWorker();
+    await e.roundTrip({ ack: true });
+    t.push(performance.now() - t0);
+    e.close();
+  }
+  t.sort((a, b) => a - b);
+  rows.push({ workload: 'W6', row: 'cold start: new Worker → first answer', engine: 'floor: bare worker', median: t[1], p95: t[2], n: 3 });
+  await floor.close();
+  echo.close();
+}
+
+/** Shipped wasm per engine: raw and gzip bytes (gzip -6 via CompressionStream). */
+export const WASM_FILES = {
+  'resq-wasm': '/pkg/wasm/resq_wasm_bg.wasm',
+};
+
+async function wasmSizes(rows, files) {
+  for (const [engine, url] of Object.entries(files)) {
+    const res = await fetch(url);
+    check(res.ok, `fetch ${url}`);
+    const raw = new Uint8Array(await res.arrayBuffer());
+    const gz = await new Response(new Blob([raw]).stream().pipeThrough(new CompressionStream('gzip'))).arrayBuffer();
+    rows.push({ workload: 'W6', row: 'wasm size', engine, raw: raw.byteLength, gzip: gz.byteLength, file: url });
+  }
+}
+
+export async function run({ engines = ENGINES, wasmFiles = WASM_FILES } = {}) {
+  const rows = [];
+  const bytesBySize = new Map(BLOB_SIZES.map((s) => [s, randomBytes(s)]));
+  const chunks = Array.from({ length: 128 }, () => randomBytes(64 * KB));
+  const whole = new Uint8Array(8 * MB);
+  chunks.forEach((c, i) => whole.set(c, i * 64 * KB));
+  await floors(rows, bytesBySize);
+  for (const engine of engines) {
+    await coldStart(engine, rows);
+    await blobs(engine, rows, bytesBySize);
+    await rowsWorkloads(engine, rows);
+    await appendWorkload(engine, rows, chunks, whole);
+  }
+  await wasmSizes(rows, wasmFiles);
+  return rows;
+}
