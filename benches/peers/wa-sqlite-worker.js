@@ -1,0 +1,124 @@
+// Peer: @journeyapps/wa-sqlite (PowerSync's fork of wa-sqlite), used as its
+// README shows: SQLiteESMFactory + SQLite.Factory, a VFS from
+// src/examples registered as the default with sqlite3.vfs_register. The VFS
+// is AccessHandlePoolVFS, a pool of OPFS sync access handles (synchronous
+// methods, so the synchronous build dist/wa-sqlite.mjs, no Asyncify/JSPI).
+// Protocol: see client.js.
+import SQLiteESMFactory from '/node_modules/@journeyapps/wa-sqlite/dist/wa-sqlite.mjs';
+import * as SQLite from '/node_modules/@journeyapps/wa-sqlite/src/sqlite-api.js';
+import { AccessHandlePoolVFS } from '/node_modules/@journeyapps/wa-sqlite/src/examples/AccessHandlePoolVFS.js';
+
+// The VFS name is also its OPFS directory; one worker at a time may hold it.
+const VFS_NAME = 'wa-sqlite-ahp';
+
+let module, sqlite3, vfs, db;
+
+// sqlite3.last_insert_id() returns only the low 32 bits of the rowid (this
+// build has no WASM_BIGINT, so an i64 result is split): add the high 32 bits
+// from Module.getTempRet0(), as sqlite-api.js itself does for column().
+function lastInsertRowid() {
+  const lo = sqlite3.last_insert_id(db);
+  const hi = module.getTempRet0();
+  return hi * 0x100000000 + (lo >>> 0);
+}
+
+async function rows(sql, params) {
+  const out = [];
+  for await (const stmt of sqlite3.statements(db, sql)) {
+    if (params?.length) sqlite3.bind_collection(stmt, params);
+    let columns;
+    while ((await sqlite3.step(stmt)) === SQLite.SQLITE_ROW) {
+      columns ??= sqlite3.column_names(stmt);
+      // row() copies BLOBs out of wasm memory (column_blob alone is a view).
+      const row = sqlite3.row(stmt);
+      const obj = {};
+      for (let i = 0; i < columns.length; i++) obj[columns[i]] = row[i];
+      out.push(obj);
+    }
+  }
+  return out;
+}
+
+const ops = {
+  async open({ name }) {
+    module = await SQLiteESMFactory();
+    sqlite3 = SQLite.Factory(module);
+    vfs = await AccessHandlePoolVFS.create(VFS_NAME, module);
+    sqlite3.vfs_register(vfs, true);
+    db = await sqlite3.open_v2(name);
+    await sqlite3.exec(db, 'PRAGMA page_size=8192');
+    await sqlite3.exec(db, 'PRAGMA journal_mode=TRUNCATE');
+    await sqlite3.exec(db, 'PRAGMA synchronous=FULL');
+    const one = async (sql) => Object.values((await rows(sql))[0])[0];
+    return {
+      journal_mode: await one('PRAGMA journal_mode'),
+      synchronous: await one('PRAGMA synchronous'),
+      page_size: await one('PRAGMA page_size'),
+      vfs: vfs.name,
+      version: sqlite3.libversion(),
+    };
+  },
+  async exec({ sql, params }) {
+    for await (const stmt of sqlite3.statements(db, sql)) {
+      if (params?.length) sqlite3.bind_collection(stmt, params);
+      while ((await sqlite3.step(stmt)) === SQLite.SQLITE_ROW);
+    }
+    return { changes: sqlite3.changes(db), lastInsertRowid: lastInsertRowid() };
+  },
+  query({ sql, params }) {
+    return rows(sql, params);
+  },
+  async batch({ sql, sets }) {
+    let changes = 0;
+    await sqlite3.exec(db, 'BEGIN');
+    try {
+      for await (const stmt of sqlite3.statements(db, sql)) {
+        for (const set of sets) {
+          if (set?.length) sqlite3.bind_collection(stmt, set);
+          await sqlite3.step(stmt);
+          changes += sqlite3.changes(db);
+          await sqlite3.reset(stmt);
+        }
+      }
+      await sqlite3.exec(db, 'COMMIT');
+    } catch (e) {
+      if (!sqlite3.get_autocommit(db)) await sqlite3.exec(db, 'ROLLBACK');
+      throw e;
+    }
+    return { changes };
+  },
+  async close() {
+    if (db !== undefined) await sqlite3.close(db);
+    db = undefined;
+    // Releases the pool's access handles so the next worker can take them.
+    await vfs?.close();
+    return true;
+  },
+};
+
+// Transfer the BLOB buffers of a reply (they are fresh copies, owned by nobody).
+function transferables(value) {
+  const out = [];
+  if (Array.isArray(value)) {
+    for (const row of value) {
+      for (const k in row) {
+        const v = row[k];
+        if (v instanceof Uint8Array && v.byteOffset === 0 && v.byteLength === v.buffer.byteLength) out.push(v.buffer);
+      }
+    }
+  }
+  return out;
+}
+
+let queue = Promise.resolve();
+self.onmessage = ({ data }) => {
+  queue = queue.then(async () => {
+    try {
+      if (!Object.hasOwn(ops, data.op)) throw new Error(`unknown op ${data.op}`);
+      const value = await ops[data.op](data);
+      self.postMessage({ id: data.id, value }, transferables(value));
+    } catch (e) {
+      self.postMessage({ id: data.id, error: String(e?.message ?? e) });
+    }
+  });
+};
