@@ -12,6 +12,13 @@ const run = JSON.parse(readFileSync(file, 'utf8'));
 const rows = run.results.flatMap((p) => p.rows);
 
 const PEERS = ['sqlite-wasm', 'wa-sqlite', 'sql.js'];
+/** The floor each workload's resq-wasm figure is divided by: the cost of the same bytes without a database. */
+const FLOOR = {
+  W1: 'floor: raw OPFS write + flush',
+  W2: 'floor: raw OPFS read',
+  W3: 'floor: postMessage clone of the row objects',
+  W6: 'floor: bare worker',
+};
 const COLORS = { 'resq-wasm': '#2f6fed', 'resq-wasm queryBytes': '#7aa5f5', 'sqlite-wasm': '#e07b39', 'wa-sqlite': '#3a9e6e', 'sql.js': '#9b59b6' };
 const GROUPS = [
   ['W1', 'W1 · single-row BLOB INSERT (OPFS; sql.js in memory)'],
@@ -29,7 +36,9 @@ const md = [
   ``,
   `${run.date} · ${run.userAgent.match(/Chrome\/[\d.]+/)?.[0] ?? run.userAgent} · raw: \`benches/results/${basename(file)}\``,
   ``,
-  `Medians in ms (main-thread busy ms in brackets, measured with a MessageChannel probe).`,
+  `Medians in ms (main-thread busy ms in brackets, measured with a MessageChannel probe:`,
+  `every gap in a self-pinging loop longer than 3× its idle interval counts). One run: compare`,
+  `within it, not with other runs (these machines drift ±30 % between runs).`,
   `sql.js runs in memory and is not durable; the others write to OPFS with`,
   `page_size 8192, journal_mode TRUNCATE, synchronous FULL. Floors ran in the same session.`,
   ``,
@@ -41,7 +50,7 @@ for (const [w, title] of GROUPS) {
   const engines = [...new Set(group.map((r) => r.engine))];
   const labels = [...new Set(group.map((r) => r.row))];
   md.push(`## ${title}`, '', `![${w}](${w.toLowerCase()}.svg)`, '');
-  md.push(`| | ${engines.join(' | ')} | resq-wasm ÷ best peer | resq-wasm ÷ best floor |`);
+  md.push(`| | ${engines.join(' | ')} | resq-wasm ÷ best peer | resq-wasm ÷ floor |`);
   md.push(`|---|${engines.map(() => '---:').join('|')}|---:|---:|`);
   for (const label of labels) {
     const at = (e) => group.find((r) => r.row === label && r.engine === e);
@@ -51,11 +60,12 @@ for (const [w, title] of GROUPS) {
     });
     const resq = at('resq-wasm')?.median;
     const peers = PEERS.map(at).filter(Boolean).map((r) => r.median);
-    const floors = engines.filter((e) => e.startsWith('floor')).map(at).filter(Boolean).map((r) => r.median);
+    const floors = [at(FLOOR[w])].filter(Boolean).map((r) => r.median);
     const ratio = (xs) => (resq !== undefined && xs.length ? (resq / Math.min(...xs)).toFixed(2) : '—');
     md.push(`| ${label} | ${cells.join(' | ')} | ${ratio(peers)} | ${ratio(floors)} |`);
   }
   const notes = [...new Set(group.filter((r) => r.note).map((r) => `${r.engine}: ${r.note}`))];
+  if (FLOOR[w]) notes.unshift(`the floor column: ${FLOOR[w].replace('floor: ', '')}`);
   if (notes.length) md.push('', ...notes.map((n) => `- ${n}`));
   md.push('');
   writeFileSync(resolve(dir, `${w.toLowerCase()}.svg`), chart(title, group, labels, engines));

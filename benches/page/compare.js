@@ -94,12 +94,28 @@ async function rowsWorkloads(engine, rows) {
     check(got.length === count && got[count - 1].s === TEXT50 && same(got[0].b, blob) && got[0].n === null, `${engine} W3 ${count}`);
     rows.push({ workload: 'W3', row: `SELECT ${count.toLocaleString('en')} row${count > 1 ? 's' : ''}`, engine, ...m });
     if (engine === 'resq-wasm') {
+      const row = `SELECT ${count.toLocaleString('en')} row${count > 1 ? 's' : ''}`;
       let bytes;
       const qb = await measure(async () => {
         bytes = await e.db.queryBytes(sql);
       }, count === 10000 ? 10 : 30);
       check(JSON.parse(new TextDecoder().decode(bytes)).length === count, 'queryBytes');
-      rows.push({ workload: 'W3', row: `SELECT ${count.toLocaleString('en')} row${count > 1 ? 's' : ''}`, engine: 'resq-wasm queryBytes', ...qb });
+      rows.push({ workload: 'W3', row, engine: 'resq-wasm queryBytes', ...qb });
+      // Floors: the same rows as objects through a bare worker (what a
+      // structured-clone design cannot beat), and the JSON bytes moved.
+      const echo = echoWorker();
+      const n = count === 10000 ? 10 : 30;
+      rows.push({ workload: 'W3', row, engine: 'floor: postMessage clone of the row objects', ...(await measure(() => echo.roundTrip({ rows: got, ack: true }), n)) });
+      let pong = bytes.slice();
+      rows.push({
+        workload: 'W3',
+        row,
+        engine: 'floor: postMessage transfer of the JSON bytes',
+        ...(await measure(async () => {
+          pong = (await echo.roundTrip({ bytes: pong, transferBack: true }, [pong.buffer])).bytes;
+        }, n)),
+      });
+      echo.close();
     }
   }
   await e.close();
@@ -193,6 +209,9 @@ async function floors(rows, bytesBySize) {
 /** Shipped wasm per engine: raw and gzip bytes (gzip -6 via CompressionStream). */
 export const WASM_FILES = {
   'resq-wasm': '/pkg/wasm/resq_wasm_bg.wasm',
+  'sqlite-wasm': '/node_modules/@sqlite.org/sqlite-wasm/dist/sqlite3.wasm',
+  'wa-sqlite': '/node_modules/@journeyapps/wa-sqlite/dist/wa-sqlite.wasm',
+  'sql.js': '/node_modules/sql.js/dist/sql-wasm-browser.wasm',
 };
 
 async function wasmSizes(rows, files) {

@@ -39,8 +39,11 @@ async function rows(sql, params) {
   return out;
 }
 
+let dbName;
+
 const ops = {
   async open({ name }) {
+    dbName = name;
     module = await SQLiteESMFactory();
     sqlite3 = SQLite.Factory(module);
     vfs = await AccessHandlePoolVFS.create(VFS_NAME, module);
@@ -90,6 +93,8 @@ const ops = {
   async close() {
     if (db !== undefined) await sqlite3.close(db);
     db = undefined;
+    // Benchmark databases are throwaway: free their pool slots.
+    for (const f of [dbName, `${dbName}-journal`]) vfs?.jDelete(f, 0);
     // Releases the pool's access handles so the next worker can take them.
     await vfs?.close();
     return true;
