@@ -32,7 +32,7 @@ export class Client {
     if (this.#dead) return Promise.reject(this.#dead);
     const id = this.#nextId++;
     try {
-      this.#port.postMessage({ id, op, ...fields }, transfer);
+      this.#port.postMessage({ ...fields, id, op }, transfer);
     } catch (err) {
       // Nothing was sent: a value the structured clone cannot carry.
       return this.fail(new ResqError('RESQ_BAD_PARAM', `a parameter cannot be sent to the worker: ${(err as Error).message}`));

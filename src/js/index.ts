@@ -10,8 +10,8 @@
 
 import { Client } from './client.js';
 import { ResqError, badParam } from './errors.js';
-import { Transfer, isDetached, prepareParams, type Params, type SqlValue } from './params.js';
-import { FIX_BIGINT, FIX_BLOB_OWN, type QueryResult, type Requests, type Storage } from './protocol.js';
+import { StagedParam, Transfer, isDetached, prepareParams, type Params, type SqlValue } from './params.js';
+import { FIX_BIGINT, FIX_BLOB_OWN, type Op, type QueryResult, type Requests, type Storage } from './protocol.js';
 
 export { ResqError, Transfer };
 export type { ResqErrorCode } from './errors.js';
@@ -307,6 +307,145 @@ export class Database implements Transaction {
       return () => this.#client.fail(err as ResqError);
     }
     const send = () => this.#client.call(op, fields as Requests['execute'] & Requests['executeBatch'], [...transfer]);
-    return op === 'query' ? async () => decodeRows((await send()) as QueryResult) : send;
+    if (op === 'query') return async () => decodeRows((await send()) as QueryResult);
+    const staged = op === 'execute' && params && typeof params === 'object' ? Object.values(params).filter((v) => v instanceof StagedBlob) : [];
+    if (staged.length === 0) return send;
+    // A staged blob is consumed by the call that stores it (the worker has
+    // discarded it); a failed call leaves it usable.
+    return async () => {
+      const r = await send();
+      for (const b of staged) (b as StagedBlob)[USED]();
+      return r;
+    };
+  }
+
+  /**
+   * Temp space for a value built piece by piece (recorded media, a download
+   * arriving in parts): chunks go to the worker as they come (memory, then a
+   * temporary OPFS file) and never into database pages; passing the staged
+   * blob as a parameter to `execute` writes it into its row once.
+   */
+  stageBlob(): Promise<StagedBlob> {
+    const send: Send = (op, fields, transfer) => this.#gate(() => this.#client.call(op, fields, transfer));
+    return this.#gate(() => this.#client.call('stageOpen', {})).then((id) => new StagedBlob(id as number, send));
+  }
+
+  /**
+   * A stored BLOB as a `ReadableStream`, read chunk by chunk on demand
+   * (`chunkSize`, default 1 MB): a slow reader makes the worker read no
+   * further ahead than one chunk. For playing or copying large media.
+   */
+  blobStream(table: string, column: string, rowid: number | bigint, options: BlobRange & { chunkSize?: number } = {}): ReadableStream<Uint8Array> {
+    const chunkSize = options?.chunkSize ?? 1 << 20;
+    let at = 0;
+    let end = 0;
+    return new ReadableStream<Uint8Array>(
+      {
+        start: async () => {
+          if (!Number.isInteger(chunkSize) || chunkSize < 1) throw badParam('chunkSize must be a whole number of bytes, 1 or more');
+          [at, end] = await this.#range(table, column, rowid, options);
+        },
+        pull: async (controller) => {
+          if (at >= end) return controller.close();
+          const length = Math.min(chunkSize, end - at);
+          const bytes = await this.readBlob(table, column, rowid, { offset: at, length });
+          at += length;
+          controller.enqueue(bytes);
+          if (at >= end) controller.close();
+        },
+      },
+      { highWaterMark: 1 },
+    );
+  }
+
+  /** A stored BLOB as a DOM `Blob` (for `URL.createObjectURL`), assembled from chunks. */
+  async blobFile(table: string, column: string, rowid: number | bigint, options: { type?: string } = {}): Promise<Blob> {
+    const [start, end] = await this.#range(table, column, rowid, {});
+    const parts: Uint8Array[] = [];
+    for (let at = start; at < end; at += FILE_CHUNK) {
+      parts.push(await this.readBlob(table, column, rowid, { offset: at, length: Math.min(FILE_CHUNK, end - at) }));
+    }
+    return new Blob(parts as BlobPart[], { type: options?.type ?? '' });
+  }
+
+  /** `[start, end)` of a stored BLOB for a range, checked against its size. */
+  async #range(table: string, column: string, rowid: number | bigint, { offset, length }: BlobRange): Promise<[number, number]> {
+    const fields = { table: identifier('table', table), column: identifier('column', column), rowid: checkRowid(rowid) };
+    const start = offset === undefined ? 0 : byteCount('offset', offset);
+    const size = (await this.#gate(() => this.#client.call('blobSize', fields))) as number;
+    const len = length === undefined ? size - start : byteCount('length', length);
+    if (start < 0 || start > size || len < 0 || start + len > size) {
+      throw new ResqError('RESQ_RANGE', `${len} bytes from offset ${start} run past the end of the value (${size} bytes)`);
+    }
+    return [start, start + len];
+  }
+}
+
+/** Bytes per request when `blobFile` assembles a value. */
+const FILE_CHUNK = 4 << 20;
+
+type Send = <K extends Op>(op: K, fields: Requests[K], transfer?: Transferable[]) => Promise<unknown>;
+const USED = Symbol('used');
+
+/** See {@link Database.stageBlob}. */
+export class StagedBlob extends StagedParam {
+  #id: number;
+  #send: Send;
+  #size = 0;
+  #state: 'open' | 'used' | 'discarded' = 'open';
+  #writable: WritableStream<Uint8Array | ArrayBuffer | Blob> | null = null;
+
+  /** @internal use `db.stageBlob()` */
+  constructor(id: number, send: Send) {
+    super();
+    this.#id = id;
+    this.#send = send;
+  }
+
+  /** Bytes appended so far. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Adds bytes at the end. Bytes are copied (you keep your buffer); a `Blob` is read in the worker. */
+  append(chunk: ArrayBuffer | ArrayBufferView | Blob): Promise<void> {
+    if (this.#state !== 'open') return Promise.reject(badParam(`this staged blob was already ${this.#state}`));
+    let value: Uint8Array | Blob;
+    const transfer: Transferable[] = [];
+    if (chunk instanceof Blob) value = chunk;
+    else if (chunk instanceof ArrayBuffer || ArrayBuffer.isView(chunk)) {
+      const view = chunk instanceof ArrayBuffer ? new Uint8Array(chunk) : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      if ((view.buffer as ArrayBuffer & { detached?: boolean }).detached) return Promise.reject(badParam('the chunk\'s buffer is detached'));
+      value = new Uint8Array(view);
+      transfer.push(value.buffer);
+    } else {
+      return Promise.reject(badParam('append() takes bytes (Uint8Array, ArrayBuffer) or a Blob'));
+    }
+    this.#size += value instanceof Blob ? value.size : value.byteLength;
+    return this.#send('stageAppend', { stage: this.#id, chunk: value }, transfer).then(() => undefined);
+  }
+
+  /** A `WritableStream` that appends each chunk: `readable.pipeTo(staged.writable)`. */
+  get writable(): WritableStream<Uint8Array | ArrayBuffer | Blob> {
+    this.#writable ??= new WritableStream({ write: (chunk) => this.append(chunk) });
+    return this.#writable;
+  }
+
+  /** Frees the staged bytes. A second call does nothing. */
+  discard(): Promise<void> {
+    if (this.#state !== 'open') return Promise.resolve();
+    this.#state = 'discarded';
+    return this.#send('stageDiscard', { stage: this.#id }).then(() => undefined);
+  }
+
+  /** @internal */
+  stagedId(label: string): number {
+    if (this.#state !== 'open') throw badParam(`${label}: this staged blob was already ${this.#state}`);
+    return this.#id;
+  }
+
+  /** @internal the call that stored it succeeded */
+  [USED](): void {
+    this.#state = 'used';
   }
 }

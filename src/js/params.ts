@@ -17,10 +17,19 @@ export class Transfer {
 }
 
 /**
+ * A value whose bytes already wait in the worker (a `StagedBlob`): a
+ * parameter set carries only its id.
+ */
+export abstract class StagedParam {
+  /** The id in the worker; throws RESQ_BAD_PARAM (naming `label`) once used or discarded. */
+  abstract stagedId(label: string): number;
+}
+
+/**
  * A value a parameter can take. A `Blob`/`File` streams into the row in
  * chunks (`execute` only); see API.md.
  */
-export type SqlValue = null | boolean | number | bigint | string | ArrayBuffer | ArrayBufferView | Transfer | Blob;
+export type SqlValue = null | boolean | number | bigint | string | ArrayBuffer | ArrayBufferView | Transfer | Blob | StagedParam;
 export type Params = readonly SqlValue[] | { readonly [name: string]: SqlValue };
 
 export function isDetached(buffer: ArrayBufferLike): boolean {
@@ -46,6 +55,7 @@ export function prepareParams(params: unknown, threshold: number, transfer: Set<
 }
 
 function prepareValue(v: unknown, threshold: number, transfer: Set<Transferable>, label: string): unknown {
+  if (v instanceof StagedParam) return { __resqStaged: v.stagedId(label) };
   if (v instanceof Transfer) {
     if (v.detached || isDetached(v.bytes.buffer)) throw badParam(`${label}: the buffer is detached (already transferred)`);
     if (!(v.bytes.buffer instanceof ArrayBuffer)) return copyOf(v.bytes, transfer);

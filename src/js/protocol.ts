@@ -14,6 +14,10 @@ export interface Requests {
   queryBytes: { sql: string; params?: unknown };
   executeBatch: { sql: string; sets: unknown[] };
   readBlob: { table: string; column: string; rowid: number | bigint; offset?: number; length?: number };
+  blobSize: { table: string; column: string; rowid: number | bigint };
+  stageOpen: Record<string, never>;
+  stageAppend: { stage: number; chunk: Uint8Array | Blob };
+  stageDiscard: { stage: number };
   close: Record<string, never>;
   /** The worker's wasm memory size, for tests and benchmarks. */
   memory: Record<string, never>;

@@ -5,12 +5,14 @@
 // @ts-ignore -- generated into pkg/wasm/ by wasm-bindgen during the build
 import init, { Connection, crashForTests, wasmMemoryBytes } from './wasm/resq_wasm.js';
 import type { QueryResult, Reply, Request, WireError } from './protocol.js';
+import { StageSpace, isStagedRef } from './stage.js';
 
 interface Conn {
   execute(sql: string, params: unknown): { changes: number; lastInsertRowid: number | bigint; streams?: Blob[] };
   streamWrite(stream: number, offset: number, chunk: Uint8Array): void;
   streamEnd(ok: boolean): void;
   readBlob(table: string, column: string, rowid: number | bigint, offset?: number, length?: number): Uint8Array;
+  blobSize(table: string, column: string, rowid: number | bigint): number;
   executeBatch(sql: string, sets: unknown): unknown;
   query(sql: string, params: unknown): QueryResult;
   queryBytes(sql: string, params: unknown): Uint8Array;
@@ -28,6 +30,7 @@ interface WorkerScope {
 
 const scope = self as unknown as WorkerScope;
 let conn: Conn | null = null;
+let stages: StageSpace | null = null;
 let ready: Promise<unknown> | null = null;
 let queue: Promise<void> = Promise.resolve();
 
@@ -57,6 +60,11 @@ async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
       throw { code: 'RESQ_UNSUPPORTED', message: `could not load the SQLite wasm: ${String(err)}` };
     }
     conn = await Connection.open(req.name, req.storage, req.blobTransferThreshold);
+    // A private memory database gets a stage directory of its own; a named
+    // one reuses its name, so its crash leftovers are found next time.
+    const dir = req.name === ':memory:' ? `memory-${crypto.randomUUID()}` : `${req.storage}-${encodeURIComponent(req.name)}`;
+    stages = new StageSpace(dir);
+    await stages.reclaim().catch(() => {});
     return null;
   }
   if (req.op === 'memory') return ready ? wasmMemoryBytes() : 0;
@@ -65,10 +73,21 @@ async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
   if (!conn) throw { code: 'RESQ_CLOSED', message: 'the database is closed' };
   switch (req.op) {
     case 'execute': {
-      const { changes, lastInsertRowid, streams } = conn.execute(req.sql, req.params);
+      const used: number[] = [];
+      const params = await resolveStaged(req.params, used);
+      const { changes, lastInsertRowid, streams } = conn.execute(req.sql, params);
       if (streams) await writeStreams(conn, streams);
+      for (const id of used) await stages!.discard(id);
       return { changes, lastInsertRowid };
     }
+    case 'blobSize':
+      return conn.blobSize(req.table, req.column, req.rowid);
+    case 'stageOpen':
+      return stages!.create();
+    case 'stageAppend':
+      return stages!.append(req.stage, req.chunk);
+    case 'stageDiscard':
+      return stages!.discard(req.stage);
     case 'readBlob': {
       const bytes = conn.readBlob(req.table, req.column, req.rowid, req.offset, req.length);
       transfer.push(bytes.buffer);
@@ -91,9 +110,33 @@ async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
       const c = conn;
       conn = null;
       c.close();
+      await stages?.discardAll();
       return null;
     }
   }
+}
+
+/**
+ * Swaps each staged-blob marker in a parameter set for the staged bytes as
+ * a `Blob` (which then streams like any `Blob` parameter); their ids go to
+ * `used`, to be discarded once the call succeeded.
+ */
+async function resolveStaged(params: unknown, used: number[]): Promise<unknown> {
+  if (!stages || params === null || typeof params !== 'object') return params;
+  const blobs = new Map<number, Promise<Blob>>();
+  const swap = async (v: unknown) => {
+    if (!isStagedRef(v)) return v;
+    const id = v.__resqStaged;
+    if (!blobs.has(id)) {
+      used.push(id);
+      blobs.set(id, stages!.asBlob(id));
+    }
+    return blobs.get(id);
+  };
+  if (Array.isArray(params)) return Promise.all(params.map(swap));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(params)) out[k] = await swap(v);
+  return out;
 }
 
 /** Bytes of a `Blob` parameter read and written per step: wasm memory holds one. */

@@ -255,6 +255,14 @@ impl Db {
         }
     }
 
+    /// The size in bytes of one stored BLOB (for `blobStream`/`blobFile`).
+    pub fn blob_size(&mut self, table: &str, column: &str, rowid: i64) -> Result<u64> {
+        let h = self.open_blob("main", table, column, rowid, false)?;
+        let size = unsafe { ffi::sqlite3_blob_bytes(h) } as u64;
+        unsafe { ffi::sqlite3_blob_close(h) };
+        Ok(size)
+    }
+
     /// `readBlob`: the bytes of `[offset, offset + length)` of one cell, read
     /// a chunk at a time into a fresh JS buffer (wasm memory holds one chunk).
     pub fn read_blob(&mut self, table: &str, column: &str, rowid: i64, offset: Option<f64>, length: Option<f64>) -> Result<Uint8Array> {

@@ -78,6 +78,13 @@ impl Connection {
         self.db.stream_end(ok).map_err(js_err)
     }
 
+    /// The size in bytes of one stored BLOB.
+    #[wasm_bindgen(js_name = blobSize)]
+    pub fn blob_size(&mut self, table: &str, column: &str, rowid: JsValue) -> JsResult<f64> {
+        let rowid = rowid_from_js(&rowid).map_err(js_err)?;
+        self.db.blob_size(table, column, rowid).map(|n| n as f64).map_err(js_err)
+    }
+
     /// `readBlob`: bytes of one cell, `[offset, offset + length)`.
     #[wasm_bindgen(js_name = readBlob)]
     pub fn read_blob(&mut self, table: &str, column: &str, rowid: JsValue, offset: Option<f64>, length: Option<f64>) -> JsResult<Uint8Array> {

@@ -1,0 +1,206 @@
+// Media-sized values: blobStream (chunked, on demand), blobFile, and staged
+// blobs built piece by piece in the worker's temp space and written into
+// their row once.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { start } from './harness.mjs';
+import { withDb, dbName, inPage } from './util.mjs';
+
+let h;
+before(async () => {
+  h = await start();
+});
+after(async () => {
+  await h?.close();
+});
+
+const onDb = (t, body, arg) => withDb(h.page, dbName(t), body, { arg });
+
+test('blobStream reads a value chunk by chunk, whole or a range; blobFile returns it as a typed Blob', async (t) => {
+  const r = await onDb(t, async (db) => {
+    const bytes = Uint8Array.from({ length: 10000 }, (_, i) => (i * 7) & 255);
+    await db.execute('CREATE TABLE m(id INTEGER PRIMARY KEY, data BLOB)');
+    await db.execute('INSERT INTO m VALUES (1, ?)', [bytes]);
+    const collect = async (stream) => {
+      const sizes = [];
+      const parts = [];
+      for await (const c of stream) {
+        sizes.push(c.length);
+        parts.push(...c);
+      }
+      return { sizes, same: parts.length > 0 && parts.every((x, i) => x === bytes[i + (parts.start ?? 0)]), parts };
+    };
+    const whole = await collect(db.blobStream('m', 'data', 1, { chunkSize: 3000 }));
+    const range = await collect(db.blobStream('m', 'data', 1, { offset: 100, length: 2500, chunkSize: 1000 }));
+    const file = await db.blobFile('m', 'data', 1, { type: 'video/webm' });
+    const fileBytes = new Uint8Array(await file.arrayBuffer());
+    return {
+      wholeSizes: whole.sizes,
+      wholeSame: whole.same,
+      rangeSizes: range.sizes,
+      rangeSame: range.parts.every((x, i) => x === bytes[100 + i]),
+      file: [file.type, file.size, fileBytes.every((x, i) => x === bytes[i])],
+    };
+  });
+  assert.deepEqual(r, {
+    wholeSizes: [3000, 3000, 3000, 1000],
+    wholeSame: true,
+    rangeSizes: [1000, 1000, 500],
+    rangeSame: true,
+    file: ['video/webm', 10000, true],
+  });
+});
+
+test('a stream cancelled halfway leaves nothing open: the table can be changed and dropped at once', async (t) => {
+  const r = await onDb(t, async (db, { outcome }) => {
+    await db.execute('CREATE TABLE m(id INTEGER PRIMARY KEY, data BLOB)');
+    await db.execute('INSERT INTO m VALUES (1, zeroblob(50000))');
+    const reader = db.blobStream('m', 'data', 1, { chunkSize: 10000 }).getReader();
+    const first = await reader.read();
+    await reader.cancel();
+    return {
+      first: first.value.length,
+      update: await outcome(db.execute("UPDATE m SET data = x'00'")),
+      drop: await outcome(db.execute('DROP TABLE m')),
+    };
+  });
+  assert.equal(r.first, 10000);
+  assert.equal(r.update.ok, true);
+  assert.equal(r.drop.ok, true);
+});
+
+test('blobStream and blobFile errors: ranges past the end, negative offsets, missing rows', async (t) => {
+  const r = await onDb(t, async (db, { describe }) => {
+    await db.execute("CREATE TABLE m(id INTEGER PRIMARY KEY, data BLOB); INSERT INTO m VALUES (1, x'0102030405')");
+    const streamError = async (...a) => {
+      try {
+        for await (const _ of db.blobStream(...a));
+        return 'no error';
+      } catch (e) {
+        return describe(e).code;
+      }
+    };
+    const fileError = async (...a) => db.blobFile(...a).then(() => 'no error', (e) => e.code);
+    return {
+      past: await streamError('m', 'data', 1, { offset: 3, length: 5 }),
+      negative: await streamError('m', 'data', 1, { offset: -1 }),
+      noRow: await streamError('m', 'data', 7),
+      noColumn: await fileError('m', 'nope', 1),
+      badChunk: await streamError('m', 'data', 1, { chunkSize: 0 }),
+      next: (await db.query('SELECT length(data) AS n FROM m'))[0].n,
+    };
+  });
+  assert.deepEqual(r, { past: 'RESQ_RANGE', negative: 'RESQ_RANGE', noRow: 'RESQ_NOT_FOUND', noColumn: 'RESQ_NOT_FOUND', badChunk: 'RESQ_BAD_PARAM', next: 5 });
+});
+
+test('stageBlob: appends (bytes, Blobs, a piped stream) past the memory cap, then one INSERT stores it exactly', async (t) => {
+  const r = await onDb(t, async (db) => {
+    const MB = 1 << 20;
+    const chunk = (i) => Uint8Array.from({ length: MB }, (_, j) => (i * 31 + j) & 255);
+    await db.execute('CREATE TABLE rec(id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
+    const staged = await db.stageBlob();
+    const expected = [];
+    for (let i = 0; i < 3; i++) {
+      const c = chunk(i);
+      await staged.append(c);
+      expected.push(c);
+      if (c[5] !== ((i * 31 + 5) & 255)) return 'caller buffer changed';
+    }
+    await staged.append(new Blob([chunk(3)]));
+    expected.push(chunk(3));
+    await staged.append(chunk(4).buffer);
+    expected.push(chunk(4));
+    const piped = [chunk(5), chunk(6)];
+    await new ReadableStream({
+      start(c) {
+        for (const p of piped) c.enqueue(p);
+        c.close();
+      },
+    }).pipeTo(staged.writable);
+    expected.push(...piped);
+    const size = staged.size;
+    const { lastInsertRowid: id } = await db.execute('INSERT INTO rec(name, data) VALUES (?, ?)', ['voice note', staged]);
+    const got = await db.readBlob('rec', 'data', id);
+    const all = new Uint8Array(expected.length * MB);
+    expected.forEach((c, i) => all.set(c, i * MB));
+    return { size, stored: got.length, same: got.every((x, i) => x === all[i]) };
+  });
+  assert.deepEqual(r, { size: 7 << 20, stored: 7 << 20, same: true });
+});
+
+test('a staged blob is used once: a second use, an append after use, or a use after discard is RESQ_BAD_PARAM; a failed use leaves it usable', async (t) => {
+  const r = await onDb(t, async (db, { outcome }) => {
+    await db.execute('CREATE TABLE rec(id INTEGER PRIMARY KEY, data BLOB NOT NULL, tag TEXT UNIQUE)');
+    await db.execute("INSERT INTO rec(data, tag) VALUES (x'00', 'taken')");
+    const staged = await db.stageBlob();
+    await staged.append(new Uint8Array([1, 2, 3]));
+    const failed = await outcome(db.execute("INSERT INTO rec(data, tag) VALUES (?, 'taken')", [staged]));
+    const retried = await outcome(db.execute("INSERT INTO rec(data, tag) VALUES (?, 'new')", [staged]));
+    const twice = await outcome(db.execute("INSERT INTO rec(data, tag) VALUES (?, 'again')", [staged]));
+    const appendAfter = await outcome(staged.append(new Uint8Array([4])));
+    const other = await db.stageBlob();
+    await other.append(new Uint8Array([9]));
+    await other.discard();
+    const afterDiscard = await outcome(db.execute("INSERT INTO rec(data, tag) VALUES (?, 'x')", [other]));
+    const rows = await db.query('SELECT tag, data FROM rec ORDER BY id');
+    return { failed: failed.error?.code, retried: retried.ok, twice: twice.error?.code, appendAfter: appendAfter.error?.code, afterDiscard: afterDiscard.error?.code, rows: rows.map((r) => [r.tag, Array.from(r.data)]) };
+  });
+  assert.deepEqual(r, {
+    failed: 'SQLITE_CONSTRAINT_UNIQUE',
+    retried: true,
+    twice: 'RESQ_BAD_PARAM',
+    appendAfter: 'RESQ_BAD_PARAM',
+    afterDiscard: 'RESQ_BAD_PARAM',
+    rows: [['taken', [0]], ['new', [1, 2, 3]]],
+  });
+});
+
+test('temp space: spilled files are gone after use and close, and a crashed session\'s leftovers are reclaimed at the next open', async (t) => {
+  const name = dbName(t);
+  const r = await inPage(
+    h.page,
+    async ({ open }, name) => {
+      const root = await navigator.storage.getDirectory();
+      const stageDir = async () => {
+        const top = await root.getDirectoryHandle('.resq-wasm-stage', { create: true });
+        try {
+          const d = await top.getDirectoryHandle(`opfs-${encodeURIComponent(name)}`);
+          const names = [];
+          for await (const [n] of d.entries()) names.push(n);
+          return names;
+        } catch {
+          return null;
+        }
+      };
+      let db = await open(name);
+      await db.execute('CREATE TABLE rec(data BLOB)');
+      const staged = await db.stageBlob();
+      await staged.append(new Uint8Array(5 << 20));
+      const whileStaged = await stageDir();
+      await db.execute('INSERT INTO rec VALUES (?)', [staged]);
+      const afterUse = await stageDir();
+      const pending = await db.stageBlob();
+      await pending.append(new Uint8Array(5 << 20));
+      await db.close();
+      const afterClose = await stageDir();
+      // A crash leaves a file behind: make one as a dead worker would have.
+      const top = await root.getDirectoryHandle('.resq-wasm-stage', { create: true });
+      const d = await top.getDirectoryHandle(`opfs-${encodeURIComponent(name)}`, { create: true });
+      await d.getFileHandle('7.bin', { create: true });
+      const beforeOpen = await stageDir();
+      db = await open(name);
+      const afterOpen = await stageDir();
+      const [{ n }] = await db.query('SELECT length(data) AS n FROM rec');
+      await db.close();
+      return { whileStaged, afterUse, afterClose, beforeOpen, afterOpen, n };
+    },
+    name,
+  );
+  assert.deepEqual(r.whileStaged, ['1.bin']);
+  assert.deepEqual(r.afterUse, []);
+  assert.ok(r.afterClose === null || r.afterClose.length === 0, JSON.stringify(r.afterClose));
+  assert.deepEqual(r.beforeOpen, ['7.bin']);
+  assert.ok(r.afterOpen === null || r.afterOpen.length === 0, JSON.stringify(r.afterOpen));
+  assert.equal(r.n, 5 << 20);
+});
