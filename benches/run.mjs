@@ -39,7 +39,7 @@ try {
     console.log('| workload | config | median ms | p95 ms | main-thread busy ms | n |\n|---|---|---:|---:|---:|---:|');
     for (const r of rows) {
       const workload = r.row ? `${r.workload} ${r.row}` : r.workload;
-      const extra = r.raw ? ` raw ${r.raw} B, gzip ${r.gzip} B` : '';
+      const extra = r.raw ? ` raw ${r.raw} B, gzip ${r.gzip} B` : r.written !== undefined ? ` (OPFS bytes written ${r.written})` : '';
       console.log(`| ${workload}${extra} | ${r.config ?? r.engine ?? ''} | ${fmt(r.median)} | ${fmt(r.p95)} | ${fmt(r.busy)} | ${r.n ?? ''} |`);
     }
   }

@@ -259,6 +259,11 @@ export class Database implements Transaction {
     return this.#client.call('crashForTests', {});
   }
 
+  /** @internal Benchmark counters: the worker's wasm memory and the bytes it has written to OPFS. */
+  stats(): Promise<{ wasmMemoryBytes: number; opfsBytesWritten: number }> {
+    return this.#gate(() => this.#client.call('stats', {}) as Promise<{ wasmMemoryBytes: number; opfsBytesWritten: number }>);
+  }
+
   /** The worker's wasm memory in bytes (`WebAssembly.Memory` never shrinks). */
   wasmMemoryBytes(): Promise<number> {
     return this.#gate(() => this.#client.call('memory', {}) as Promise<number>);

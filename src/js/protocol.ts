@@ -21,6 +21,8 @@ export interface Requests {
   close: Record<string, never>;
   /** The worker's wasm memory size, for tests and benchmarks. */
   memory: Record<string, never>;
+  /** Counters for benchmarks: wasm memory, bytes written to OPFS. */
+  stats: Record<string, never>;
   /** Makes the wasm panic (trap), for the worker-death tests. */
   crashForTests: Record<string, never>;
   /**

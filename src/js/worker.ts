@@ -29,6 +29,23 @@ interface WorkerScope {
 }
 
 const scope = self as unknown as WorkerScope;
+
+/**
+ * Bytes this worker has written to OPFS (every sync access handle: the
+ * database, its journal, staged blobs): the VFS-level write counter the
+ * benchmarks read. Counting costs one addition per write.
+ */
+let opfsBytesWritten = 0;
+const SyncHandle = (globalThis as { FileSystemSyncAccessHandle?: { prototype: { write(b: ArrayBufferView, o?: unknown): number } } })
+  .FileSystemSyncAccessHandle;
+if (SyncHandle) {
+  const write = SyncHandle.prototype.write;
+  SyncHandle.prototype.write = function (buffer: ArrayBufferView, options?: unknown) {
+    const n = write.call(this, buffer, options);
+    opfsBytesWritten += n;
+    return n;
+  };
+}
 let conn: Conn | null = null;
 let stages: StageSpace | null = null;
 let ready: Promise<unknown> | null = null;
@@ -68,6 +85,7 @@ async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
     return null;
   }
   if (req.op === 'memory') return ready ? wasmMemoryBytes() : 0;
+  if (req.op === 'stats') return { wasmMemoryBytes: ready ? wasmMemoryBytes() : 0, opfsBytesWritten };
   if (req.op === 'crashForTests') return crashForTests();
   if (req.op === 'fail') throw req.error;
   if (!conn) throw { code: 'RESQ_CLOSED', message: 'the database is closed' };
