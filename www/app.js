@@ -1,6 +1,6 @@
 // The demo app: imports 'resq-wasm' by name like any user (an import map
 // points it at the built package), keeps dropped files in an OPFS database.
-import { open, transfer } from 'resq-wasm';
+import { open } from 'resq-wasm';
 
 const $ = (sel) => document.querySelector(sel);
 const status = (text, isError = false) => {
@@ -48,21 +48,49 @@ async function list() {
 async function store(files) {
   for (const file of files) {
     status(`Storing ${file.name}…`);
-    const bytes = new Uint8Array(await file.arrayBuffer());
-    // transfer(): the worker takes the buffer as it is, no copy.
-    await db.execute('INSERT INTO media(name, type, size, data) VALUES (?, ?, ?, ?)', [
-      file.name, file.type, bytes.byteLength, transfer(bytes),
-    ]);
+    // A File parameter streams into the row in chunks: the page never reads it.
+    await db.execute('INSERT INTO media(name, type, size, data) VALUES (?, ?, ?, ?)', [file.name, file.type, file.size, file]);
   }
+  await list();
+}
+
+/** Records a few seconds of an animated canvas, appending each chunk to a staged blob as it arrives. */
+async function recordClip(seconds = 3) {
+  const canvas = Object.assign(document.createElement('canvas'), { width: 320, height: 180 });
+  const g = canvas.getContext('2d');
+  const t0 = performance.now();
+  let frame = requestAnimationFrame(function draw(now) {
+    const t = (now - t0) / 1000;
+    g.fillStyle = `hsl(${(t * 90) % 360} 70% 45%)`;
+    g.fillRect(0, 0, 320, 180);
+    g.fillStyle = '#fff';
+    g.font = 'bold 40px system-ui';
+    g.fillText(`${t.toFixed(1)} s`, 100, 105);
+    frame = requestAnimationFrame(draw);
+  });
+  const type = MediaRecorder.isTypeSupported('video/webm;codecs=vp9') ? 'video/webm;codecs=vp9' : 'video/webm';
+  const recorder = new MediaRecorder(canvas.captureStream(30), { mimeType: type });
+  const staged = await db.stageBlob();
+  recorder.ondataavailable = (e) => staged.append(e.data);
+  const stopped = new Promise((resolve) => (recorder.onstop = resolve));
+  recorder.start(250);
+  status(`Recording ${seconds} s…`);
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  recorder.stop();
+  await stopped;
+  cancelAnimationFrame(frame);
+  const name = `clip-${new Date().toISOString().slice(11, 19).replace(/:/g, '')}.webm`;
+  await db.execute('INSERT INTO media(name, type, size, data) VALUES (?, ?, ?, ?)', [name, 'video/webm', staged.size, staged]);
   await list();
 }
 
 let shownUrl = null;
 async function view(id) {
-  const [row] = await db.query('SELECT name, type, data FROM media WHERE id = ?', [id]);
+  const [row] = await db.query('SELECT name, type FROM media WHERE id = ?', [id]);
   if (!row) return;
   if (shownUrl) URL.revokeObjectURL(shownUrl);
-  shownUrl = URL.createObjectURL(new Blob([row.data], { type: row.type }));
+  // Read in chunks by incremental blob I/O, handed over as a Blob.
+  shownUrl = URL.createObjectURL(await db.blobFile('media', 'data', id, { type: row.type }));
   const kind = row.type.split('/')[0];
   const el = kind === 'image' ? new Image() : kind === 'video' || kind === 'audio' ? document.createElement(kind) : document.createElement('a');
   if (el instanceof HTMLMediaElement) el.controls = true;
@@ -81,6 +109,7 @@ drop.addEventListener('drop', (e) => {
   drop.classList.remove('over');
   store([...e.dataTransfer.files]).catch((err) => status(`${err.code}: ${err.message}`, true));
 });
+$('#record').addEventListener('click', () => recordClip().catch((err) => status(`${err.code ?? err.name}: ${err.message}`, true)));
 $('#picker').addEventListener('change', (e) => store([...e.target.files]).catch((err) => status(`${err.code}: ${err.message}`, true)));
 
 await list();
