@@ -255,9 +255,24 @@ impl Db {
         }
     }
 
+    /// Opens one stored BLOB for reading. SQLite's blob I/O also opens TEXT;
+    /// the read methods take BLOBs only.
+    fn open_stored_blob(&mut self, table: &str, column: &str, rowid: i64) -> Result<*mut ffi::sqlite3_blob> {
+        let h = self.open_blob("main", table, column, rowid, false)?;
+        let sql = format!("SELECT typeof({}) = 'blob' FROM main.{} WHERE rowid = {rowid}", quote_ident(column), quote_ident(table));
+        match self.one_row_integers(&sql) {
+            Ok(v) if v.first() == Some(&1) => Ok(h),
+            other => {
+                unsafe { ffi::sqlite3_blob_close(h) };
+                other?;
+                Err(Error::BadParam(format!("{table}.{column} rowid {rowid} holds TEXT, not a BLOB")))
+            }
+        }
+    }
+
     /// The size in bytes of one stored BLOB (for `blobStream`/`blobFile`).
     pub fn blob_size(&mut self, table: &str, column: &str, rowid: i64) -> Result<u64> {
-        let h = self.open_blob("main", table, column, rowid, false)?;
+        let h = self.open_stored_blob(table, column, rowid)?;
         let size = unsafe { ffi::sqlite3_blob_bytes(h) } as u64;
         unsafe { ffi::sqlite3_blob_close(h) };
         Ok(size)
@@ -266,7 +281,7 @@ impl Db {
     /// `readBlob`: the bytes of `[offset, offset + length)` of one cell, read
     /// a chunk at a time into a fresh JS buffer (wasm memory holds one chunk).
     pub fn read_blob(&mut self, table: &str, column: &str, rowid: i64, offset: Option<f64>, length: Option<f64>) -> Result<Uint8Array> {
-        let h = self.open_blob("main", table, column, rowid, false)?;
+        let h = self.open_stored_blob(table, column, rowid)?;
         let size = unsafe { ffi::sqlite3_blob_bytes(h) } as u64;
         let range = crate::codec::value::blob_range(size, offset, length);
         let (start, len) = match range {

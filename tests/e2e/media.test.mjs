@@ -72,7 +72,7 @@ test('a stream cancelled halfway leaves nothing open: the table can be changed a
 
 test('blobStream and blobFile errors: ranges past the end, negative offsets, missing rows', async (t) => {
   const r = await onDb(t, async (db, { describe }) => {
-    await db.execute("CREATE TABLE m(id INTEGER PRIMARY KEY, data BLOB); INSERT INTO m VALUES (1, x'0102030405')");
+    await db.execute("CREATE TABLE m(id INTEGER PRIMARY KEY, data BLOB); INSERT INTO m VALUES (1, x'0102030405'), (2, 'some text')");
     const streamError = async (...a) => {
       try {
         for await (const _ of db.blobStream(...a));
@@ -88,10 +88,21 @@ test('blobStream and blobFile errors: ranges past the end, negative offsets, mis
       noRow: await streamError('m', 'data', 7),
       noColumn: await fileError('m', 'nope', 1),
       badChunk: await streamError('m', 'data', 1, { chunkSize: 0 }),
+      text: await streamError('m', 'data', 2),
+      textRead: await db.readBlob('m', 'data', 2).then(() => 'no error', (e) => e.code),
       next: (await db.query('SELECT length(data) AS n FROM m'))[0].n,
     };
   });
-  assert.deepEqual(r, { past: 'RESQ_RANGE', negative: 'RESQ_RANGE', noRow: 'RESQ_NOT_FOUND', noColumn: 'RESQ_NOT_FOUND', badChunk: 'RESQ_BAD_PARAM', next: 5 });
+  assert.deepEqual(r, {
+    past: 'RESQ_RANGE',
+    negative: 'RESQ_RANGE',
+    noRow: 'RESQ_NOT_FOUND',
+    noColumn: 'RESQ_NOT_FOUND',
+    badChunk: 'RESQ_BAD_PARAM',
+    text: 'RESQ_BAD_PARAM',
+    textRead: 'RESQ_BAD_PARAM',
+    next: 5,
+  });
 });
 
 test('stageBlob: appends (bytes, Blobs, a piped stream) past the memory cap, then one INSERT stores it exactly', async (t) => {
@@ -203,4 +214,44 @@ test('temp space: spilled files are gone after use and close, and a crashed sess
   assert.deepEqual(r.beforeOpen, ['7.bin']);
   assert.ok(r.afterOpen === null || r.afterOpen.length === 0, JSON.stringify(r.afterOpen));
   assert.equal(r.n, 5 << 20);
+});
+
+test('the worker dying while staging leaves the database untouched and its temp space is reclaimed at the next open', async (t) => {
+  const name = dbName(t);
+  const r = await inPage(
+    h.page,
+    async ({ open, outcome }, name) => {
+      const stageFiles = async () => {
+        const top = await (await navigator.storage.getDirectory()).getDirectoryHandle('.resq-wasm-stage', { create: true });
+        try {
+          const names = [];
+          for await (const [n] of (await top.getDirectoryHandle(`opfs-${encodeURIComponent(name)}`)).entries()) names.push(n);
+          return names;
+        } catch {
+          return [];
+        }
+      };
+      let db = await open(name);
+      await db.execute("CREATE TABLE rec(id INTEGER PRIMARY KEY, data BLOB); INSERT INTO rec(data) VALUES (x'2a')");
+      const staged = await db.stageBlob();
+      await staged.append(new Uint8Array(6 << 20));
+      const during = await stageFiles();
+      const died = await outcome(db[Symbol.for('resq-wasm.crashWorkerForTests')]());
+      const append = await outcome(staged.append(new Uint8Array(1)));
+      await db.close();
+      db = await open(name);
+      const after = await stageFiles();
+      const rows = await db.query('SELECT id, hex(data) AS h FROM rec');
+      const check = await db.query('PRAGMA integrity_check');
+      await db.close();
+      return { during, died: died.error?.code, append: append.error?.code, after, rows, check };
+    },
+    name,
+  );
+  assert.deepEqual(r.during, ['1.bin']);
+  assert.equal(r.died, 'RESQ_WORKER_DIED');
+  assert.equal(r.append, 'RESQ_WORKER_DIED');
+  assert.deepEqual(r.after, []);
+  assert.deepEqual(r.rows, [{ id: 1, h: '2A' }]);
+  assert.deepEqual(r.check, [{ integrity_check: 'ok' }]);
 });
