@@ -443,7 +443,7 @@ export class StagedBlob extends StagedParam {
     return this.#send('stageDiscard', { stage: this.#id }).then(() => undefined);
   }
 
-  /** @internal */
+  /** Used when this staged blob is passed as a parameter (not for application code). */
   stagedId(label: string): number {
     if (this.#state !== 'open') throw badParam(`${label}: this staged blob was already ${this.#state}`);
     return this.#id;

@@ -270,27 +270,43 @@ impl Db {
         }
     }
 
+    /// A read handle on one stored BLOB, kept between consecutive reads of the
+    /// same cell (a stream, a player seeking): SQLite's cursor then remembers
+    /// the value's overflow-page chain, so a read in the middle of a large
+    /// value does not walk the chain from its start again. Any other call
+    /// drops it first ([`Db::drop_read_handle`]), so no handle stays open
+    /// while other statements run.
+    fn read_handle(&mut self, table: &str, column: &str, rowid: i64) -> Result<*mut ffi::sqlite3_blob> {
+        if let Some((t, c, r, h)) = &self.read_cache {
+            if t == table && c == column && *r == rowid {
+                return Ok(*h);
+            }
+        }
+        self.drop_read_handle();
+        let h = self.open_stored_blob(table, column, rowid)?;
+        self.read_cache = Some((table.to_owned(), column.to_owned(), rowid, h));
+        Ok(h)
+    }
+
+    /// Closes the kept read handle, if any (every call but the blob reads).
+    pub fn drop_read_handle(&mut self) {
+        if let Some((_, _, _, h)) = self.read_cache.take() {
+            unsafe { ffi::sqlite3_blob_close(h) };
+        }
+    }
+
     /// The size in bytes of one stored BLOB (for `blobStream`/`blobFile`).
     pub fn blob_size(&mut self, table: &str, column: &str, rowid: i64) -> Result<u64> {
-        let h = self.open_stored_blob(table, column, rowid)?;
-        let size = unsafe { ffi::sqlite3_blob_bytes(h) } as u64;
-        unsafe { ffi::sqlite3_blob_close(h) };
-        Ok(size)
+        let h = self.read_handle(table, column, rowid)?;
+        Ok(unsafe { ffi::sqlite3_blob_bytes(h) } as u64)
     }
 
     /// `readBlob`: the bytes of `[offset, offset + length)` of one cell, read
     /// a chunk at a time into a fresh JS buffer (wasm memory holds one chunk).
     pub fn read_blob(&mut self, table: &str, column: &str, rowid: i64, offset: Option<f64>, length: Option<f64>) -> Result<Uint8Array> {
-        let h = self.open_stored_blob(table, column, rowid)?;
+        let h = self.read_handle(table, column, rowid)?;
         let size = unsafe { ffi::sqlite3_blob_bytes(h) } as u64;
-        let range = crate::codec::value::blob_range(size, offset, length);
-        let (start, len) = match range {
-            Ok(r) => r,
-            Err(e) => {
-                unsafe { ffi::sqlite3_blob_close(h) };
-                return Err(e);
-            }
-        };
+        let (start, len) = crate::codec::value::blob_range(size, offset, length)?;
         let out = Uint8Array::new_with_length(len as u32);
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.resize((len as usize).min(READ_CHUNK), 0);
@@ -306,8 +322,10 @@ impl Db {
             out.subarray(done as u32, (done as usize + n) as u32).copy_from(&scratch[..n]);
             done += n as u64;
         }
-        unsafe { ffi::sqlite3_blob_close(h) };
         self.scratch = scratch;
+        if result.is_err() {
+            self.drop_read_handle();
+        }
         result.map(|_| out)
     }
 }

@@ -48,6 +48,8 @@ pub struct Db {
     pub(super) streams: Vec<Stream>,
     /// Chunk-sized scratch for incremental blob reads, kept between calls.
     pub(super) scratch: Vec<u8>,
+    /// The read handle kept between blob reads of one cell: table, column, rowid.
+    pub(super) read_cache: Option<(String, String, i64, *mut ffi::sqlite3_blob)>,
 }
 
 impl Db {
@@ -69,6 +71,7 @@ impl Db {
             pending: Vec::new(),
             streams: Vec::new(),
             scratch: Vec::new(),
+            read_cache: None,
         };
         if rc != ffi::SQLITE_OK {
             return Err(db.error(rc));
@@ -485,6 +488,7 @@ impl Db {
     }
 
     pub fn close(&mut self) -> Result<()> {
+        self.drop_read_handle();
         if !self.streams.is_empty() {
             let _ = self.stream_end(false);
         }

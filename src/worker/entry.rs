@@ -56,6 +56,7 @@ impl Connection {
     /// with [`Self::stream_write`] and then [`Self::stream_end`]) when the
     /// parameters held any.
     pub fn execute(&mut self, sql: &str, params: JsValue) -> JsResult<JsValue> {
+        self.db.drop_read_handle();
         let params = Params::from_js(&params).map_err(js_err)?;
         let figures = self.db.execute(sql, &params).map_err(|e| js_err(e.with_sql(sql)))?;
         let out = figures_to_js(figures);
@@ -94,6 +95,7 @@ impl Connection {
 
     #[wasm_bindgen(js_name = executeBatch)]
     pub fn execute_batch(&mut self, sql: &str, sets: JsValue) -> JsResult<JsValue> {
+        self.db.drop_read_handle();
         let sets: Array = sets
             .dyn_into()
             .map_err(|_| js_err(Error::BadParam("executeBatch takes an array of parameter sets".into())))?;
@@ -104,6 +106,7 @@ impl Connection {
     /// `queryBytes`: the JSON text, in a fresh buffer.
     #[wasm_bindgen(js_name = queryBytes)]
     pub fn query_bytes(&mut self, sql: &str, params: JsValue) -> JsResult<Uint8Array> {
+        self.db.drop_read_handle();
         let params = Params::from_js(&params).map_err(js_err)?;
         self.db
             .query(sql, &params, Rows::Bytes, &mut |_| 0)
@@ -114,6 +117,7 @@ impl Connection {
     /// `query`: `{ json, columns, fixups, side, buffers }`, the layout of
     /// `codec::wire` (fix-up fields are absent when there are none).
     pub fn query(&mut self, sql: &str, params: JsValue) -> JsResult<JsValue> {
+        self.db.drop_read_handle();
         let params = Params::from_js(&params).map_err(js_err)?;
         let buffers = Array::new();
         let columns = self
