@@ -24,6 +24,11 @@ async function openEngine(engine, name) {
   };
 }
 
+/** Every benchmark database is throwaway: peers delete theirs on close (their pools are small). */
+async function closeEngine(e) {
+  await (e.engine === 'resq-wasm' ? e.close() : e.close({ drop: true }));
+}
+
 const same = (a, b) => {
   if (!(a instanceof Uint8Array) || a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
@@ -64,7 +69,7 @@ async function blobs(engine, rows, bytesBySize) {
     check(same(read, bytes), `${engine} W2 ${label(size)}`);
     rows.push({ workload: 'W2', row: `SELECT ${label(size)}`, engine, ...w2 });
   }
-  await e.close();
+  await closeEngine(e);
 }
 
 const TEXT50 = 'resq-wasm benchmark row text, fifty characters...'.padEnd(50, '.');
@@ -118,7 +123,7 @@ async function rowsWorkloads(engine, rows) {
       echo.close();
     }
   }
-  await e.close();
+  await closeEngine(e);
 }
 
 async function appendWorkload(engine, rows, chunks, whole) {
@@ -157,7 +162,7 @@ async function appendWorkload(engine, rows, chunks, whole) {
     ...best,
     note: engine === 'resq-wasm' ? 'stageBlob: 128 appends, then one INSERT of the 8 MB value' : '128 rows of 64 KB in one transaction (no incremental blob I/O)',
   });
-  await e.close();
+  await closeEngine(e);
 }
 
 async function coldStart(engine, rows) {
@@ -168,7 +173,7 @@ async function coldStart(engine, rows) {
     const [{ x }] = await e.query('SELECT 1 AS x');
     samples.push(performance.now() - t0);
     check(x === 1, 'W6');
-    await e.close();
+    await closeEngine(e);
   }
   samples.sort((a, b) => a - b);
   rows.push({ workload: 'W6', row: 'cold start: new Worker → first answer', engine, median: samples[1], p95: samples[2], n: 3 });

@@ -71,9 +71,10 @@ export async function openPeer(engine, name) {
     exec: (sql, params) => call('exec', { sql, params }),
     query: (sql, params) => call('query', { sql, params }),
     batch: (sql, sets) => call('batch', { sql, sets }),
-    async close() {
+    /** Closes the database and ends the worker; `{ drop: true }` also deletes its files. */
+    async close({ drop = false } = {}) {
       try {
-        await call('close');
+        await call('close', { drop });
       } finally {
         worker.terminate();
         fail(new Error(`${engine}: closed`));

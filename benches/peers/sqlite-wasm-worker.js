@@ -7,6 +7,7 @@
 // sqlite3InitModule() also installs the "opfs" and "opfs-wl" VFSes, each
 // starting a sqlite3-opfs-async-proxy.js worker this peer never uses; that
 // is part of its documented cold start and is left as is.
+import { serve } from './rpc.js';
 import sqlite3InitModule from '/node_modules/@sqlite.org/sqlite-wasm/dist/index.mjs';
 
 let sqlite3, pool, db;
@@ -56,12 +57,12 @@ const ops = {
     });
     return { changes };
   },
-  close() {
-    const file = db?.filename;
+  close({ drop }) {
+    const file = drop ? db?.filename : undefined;
     db?.close();
     db = undefined;
-    // Benchmark databases are throwaway: free their pool slots (the pool
-    // holds six by default, and a TRUNCATE journal keeps a slot of its own).
+    // Throwaway benchmark databases free their pool slots (the pool holds
+    // six by default, and a TRUNCATE journal keeps a slot of its own).
     if (file) for (const f of [file, `${file}-journal`]) pool.unlink(f);
     // Releases the pool's access handles so the next worker can take them.
     pool?.pauseVfs();
@@ -69,29 +70,4 @@ const ops = {
   },
 };
 
-// Transfer the BLOB buffers of a reply (they are fresh copies, owned by nobody).
-function transferables(value) {
-  const out = [];
-  if (Array.isArray(value)) {
-    for (const row of value) {
-      for (const k in row) {
-        const v = row[k];
-        if (v instanceof Uint8Array && v.byteOffset === 0 && v.byteLength === v.buffer.byteLength) out.push(v.buffer);
-      }
-    }
-  }
-  return out;
-}
-
-let queue = Promise.resolve();
-self.onmessage = ({ data }) => {
-  queue = queue.then(async () => {
-    try {
-      if (!Object.hasOwn(ops, data.op)) throw new Error(`unknown op ${data.op}`);
-      const value = await ops[data.op](data);
-      self.postMessage({ id: data.id, value }, transferables(value));
-    } catch (e) {
-      self.postMessage({ id: data.id, error: String(e?.message ?? e) });
-    }
-  });
-};
+serve(ops);

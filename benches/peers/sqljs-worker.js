@@ -7,6 +7,8 @@
 // a bundler's CommonJS interop does: provide `module`/`exports` and import the
 // file the package's "browser" export points at (dist/sql-wasm-browser.js).
 // (A dynamic import, so the message handler below is in place first.)
+import { serve } from './rpc.js';
+
 const loaded = (async () => {
   globalThis.module = { exports: {} };
   globalThis.exports = globalThis.module.exports;
@@ -87,29 +89,4 @@ const ops = {
   },
 };
 
-// Transfer the BLOB buffers of a reply (they are fresh copies, owned by nobody).
-function transferables(value) {
-  const out = [];
-  if (Array.isArray(value)) {
-    for (const row of value) {
-      for (const k in row) {
-        const v = row[k];
-        if (v instanceof Uint8Array && v.byteOffset === 0 && v.byteLength === v.buffer.byteLength) out.push(v.buffer);
-      }
-    }
-  }
-  return out;
-}
-
-let queue = Promise.resolve();
-self.onmessage = ({ data }) => {
-  queue = queue.then(async () => {
-    try {
-      if (!Object.hasOwn(ops, data.op)) throw new Error(`unknown op ${data.op}`);
-      const value = await ops[data.op](data);
-      self.postMessage({ id: data.id, value }, transferables(value));
-    } catch (e) {
-      self.postMessage({ id: data.id, error: String(e?.message ?? e) });
-    }
-  });
-};
+serve(ops);

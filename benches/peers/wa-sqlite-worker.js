@@ -4,6 +4,7 @@
 // is AccessHandlePoolVFS, a pool of OPFS sync access handles (synchronous
 // methods, so the synchronous build dist/wa-sqlite.mjs, no Asyncify/JSPI).
 // Protocol: see client.js.
+import { serve } from './rpc.js';
 import SQLiteESMFactory from '/node_modules/@journeyapps/wa-sqlite/dist/wa-sqlite.mjs';
 import * as SQLite from '/node_modules/@journeyapps/wa-sqlite/src/sqlite-api.js';
 import { AccessHandlePoolVFS } from '/node_modules/@journeyapps/wa-sqlite/src/examples/AccessHandlePoolVFS.js';
@@ -90,40 +91,15 @@ const ops = {
     }
     return { changes };
   },
-  async close() {
+  async close({ drop }) {
     if (db !== undefined) await sqlite3.close(db);
     db = undefined;
-    // Benchmark databases are throwaway: free their pool slots.
-    for (const f of [dbName, `${dbName}-journal`]) vfs?.jDelete(f, 0);
+    // Throwaway benchmark databases free their pool slots.
+    if (drop) for (const f of [dbName, `${dbName}-journal`]) vfs?.jDelete(f, 0);
     // Releases the pool's access handles so the next worker can take them.
     await vfs?.close();
     return true;
   },
 };
 
-// Transfer the BLOB buffers of a reply (they are fresh copies, owned by nobody).
-function transferables(value) {
-  const out = [];
-  if (Array.isArray(value)) {
-    for (const row of value) {
-      for (const k in row) {
-        const v = row[k];
-        if (v instanceof Uint8Array && v.byteOffset === 0 && v.byteLength === v.buffer.byteLength) out.push(v.buffer);
-      }
-    }
-  }
-  return out;
-}
-
-let queue = Promise.resolve();
-self.onmessage = ({ data }) => {
-  queue = queue.then(async () => {
-    try {
-      if (!Object.hasOwn(ops, data.op)) throw new Error(`unknown op ${data.op}`);
-      const value = await ops[data.op](data);
-      self.postMessage({ id: data.id, value }, transferables(value));
-    } catch (e) {
-      self.postMessage({ id: data.id, error: String(e?.message ?? e) });
-    }
-  });
-};
+serve(ops);
