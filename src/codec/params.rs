@@ -7,7 +7,8 @@
 //! let sql = [Some(":id".to_string()), Some("$name".to_string())];
 //! let keys = ["name".to_string(), "id".to_string()];
 //! let p = plan(&sql, Supplied::Named(&keys)).unwrap();
-//! assert_eq!(p, vec![Slot { value: 1, label: ":id".into() }, Slot { value: 0, label: ":name".into() }]);
+//! assert_eq!(p.iter().map(|s| s.value).collect::<Vec<_>>(), vec![1, 0]);
+//! assert_eq!(p[1].label.describe(&keys), ":name");
 //! ```
 
 use super::error::{Error, Result};
@@ -25,12 +26,31 @@ pub enum Supplied<'a> {
 
 /// For one SQL parameter (in SQLite's 1-based order): where its value is in
 /// what the caller supplied, and how to name it in an error.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Slot {
     /// Index into the array, or into the object's key list.
     pub value: usize,
-    /// `parameter 2`, or `:name` (whatever prefix the SQL uses, as API.md spells it).
-    pub label: String,
+    pub label: Label,
+}
+
+/// How an error names a parameter, spelled out only when one is needed (a
+/// batch binds thousands of values; none of them should cost a string).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Label {
+    /// `parameter N`, 1-based, from this 0-based index.
+    Positional(usize),
+    /// `:key`, whatever prefix the SQL uses (as API.md spells it); the index
+    /// is into the object's key list.
+    Named(usize),
+}
+
+impl Label {
+    pub fn describe(&self, keys: &[String]) -> String {
+        match *self {
+            Label::Positional(i) => positional_label(i),
+            Label::Named(k) => format!(":{}", keys[k]),
+        }
+    }
 }
 
 /// The positional label, 1-based as API.md spells it.
@@ -61,7 +81,7 @@ pub fn plan(sql_params: &[Option<String>], supplied: Supplied<'_>) -> Result<Vec
             plural(n),
             were(len)
         ))),
-        Supplied::Positional(_) => Ok((0..n).map(|i| Slot { value: i, label: positional_label(i) }).collect()),
+        Supplied::Positional(_) => Ok((0..n).map(|i| Slot { value: i, label: Label::Positional(i) }).collect()),
         Supplied::Named(keys) => {
             let mut used = vec![false; keys.len()];
             let mut slots = Vec::with_capacity(n);
@@ -79,7 +99,7 @@ pub fn plan(sql_params: &[Option<String>], supplied: Supplied<'_>) -> Result<Vec
                     return Err(Error::BadParam(format!("{name} is missing from the parameters object")));
                 };
                 used[k] = true;
-                slots.push(Slot { value: k, label: format!(":{}", keys[k]) });
+                slots.push(Slot { value: k, label: Label::Named(k) });
             }
             if let Some(k) = used.iter().position(|u| !u) {
                 return Err(Error::BadParam(format!(
@@ -159,8 +179,8 @@ mod tests {
     #[test]
     fn labels() {
         let p = plan(&names(&["", ""]), Supplied::Positional(2)).unwrap();
-        assert_eq!(p[1].label, "parameter 2");
+        assert_eq!(p[1].label.describe(&[]), "parameter 2");
         let k = keys(&["x"]);
-        assert_eq!(plan(&names(&["@x"]), Supplied::Named(&k)).unwrap()[0].label, ":x");
+        assert_eq!(plan(&names(&["@x"]), Supplied::Named(&k)).unwrap()[0].label.describe(&k), ":x");
     }
 }

@@ -59,6 +59,14 @@ impl Params {
         Err(Error::BadParam("parameters must be an array (for ?) or a plain object (for :name)".into()))
     }
 
+    /// The object's keys (empty for an array), for naming a parameter.
+    pub fn keys(&self) -> &[String] {
+        match self {
+            Params::Named(_, keys) => keys,
+            _ => &[],
+        }
+    }
+
     pub fn supplied(&self) -> Supplied<'_> {
         match self {
             Params::None => Supplied::None,
@@ -80,8 +88,16 @@ impl Params {
 /// Checks one value against API.md's table and stores it in the arena. A
 /// `Blob`/`File` becomes a `zeroblob` placeholder and joins `blobs` (when the
 /// call can stream; otherwise it is refused).
-pub fn push_value(arena: &mut Arena, v: &JsValue, label: &str, blobs: Option<&mut Vec<PendingBlob>>) -> Result<(), Error> {
-    let bad = |what: String| Err(Error::BadParam(format!("{label}: {what}")));
+///
+/// `label` names the parameter (`parameter 2`, `:name`); it is called only
+/// when an error or a `Blob` needs the name.
+pub fn push_value(
+    arena: &mut Arena,
+    v: &JsValue,
+    label: impl Fn() -> String,
+    blobs: Option<&mut Vec<PendingBlob>>,
+) -> Result<(), Error> {
+    let bad = |what: String| Err(Error::BadParam(format!("{}: {what}", label())));
     if v.is_null() {
         arena.push(Value::Null);
     } else if let Some(b) = v.as_bool() {
@@ -110,7 +126,7 @@ pub fn push_value(arena: &mut Arena, v: &JsValue, label: &str, blobs: Option<&mu
         };
         let size = blob.size() as u64;
         arena.push(Value::ZeroBlob(size));
-        blobs.push(PendingBlob { label: label.to_owned(), blob: blob.clone(), size });
+        blobs.push(PendingBlob { label: label(), blob: blob.clone(), size });
     } else if v.is_undefined() {
         return bad("undefined is not a SQLite value (use null)".into());
     } else if v.is_function() {

@@ -161,7 +161,8 @@ impl Db {
         self.pending.clear();
         for slot in &slots {
             let blobs = if stream { Some(&mut self.pending) } else { None };
-            push_value(&mut self.arena, &params.get(slot.value), &slot.label, blobs)?;
+            let label = || slot.label.describe(params.keys());
+            push_value(&mut self.arena, &params.get(slot.value), label, blobs)?;
         }
         let stmt = self.cache[at].stmt;
         for (i, v) in self.arena.values().iter().enumerate() {
