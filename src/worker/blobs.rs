@@ -217,11 +217,12 @@ impl Db {
 
     /// Writes one chunk of stream `i` at `offset` into every cell it landed in.
     pub fn stream_write(&mut self, i: usize, offset: u64, chunk: &[u8]) -> Result<()> {
-        let targets = match self.streams.get(i) {
-            Some(s) => s.targets.clone(),
+        let count = match self.streams.get(i) {
+            Some(s) => s.targets.len(),
             None => return Err(Error::BadParam("no Blob parameter is being written".into())),
         };
-        for h in targets {
+        for t in 0..count {
+            let h = self.streams[i].targets[t];
             let rc = unsafe { ffi::sqlite3_blob_write(h, chunk.as_ptr().cast(), chunk.len() as c_int, offset as c_int) };
             if rc != ffi::SQLITE_OK {
                 return Err(self.error(rc));

@@ -24,6 +24,41 @@ struct Cached {
     stmt: *mut ffi::sqlite3_stmt,
     /// Parameter names in SQLite's order (`None` for a bare `?`).
     names: Vec<Option<String>>,
+    /// Result columns as last seen, with their encoded JSON keys.
+    columns: Columns,
+}
+
+/// A statement's result columns, kept between calls so a query encodes its
+/// keys once, not once per call; checked against SQLite's names on every
+/// call (a schema change re-prepares the statement and may rename them).
+#[derive(Default)]
+struct Columns {
+    names: Vec<String>,
+    /// `"name":`, for [`JsonWriter::encoded_key`].
+    keys: Vec<Vec<u8>>,
+    /// Whether each column is the last of its name (see `last_of_name`).
+    last: Vec<bool>,
+}
+
+impl Columns {
+    /// Brings the cached names up to date with `stmt` (after its first step).
+    fn refresh(&mut self, stmt: *mut ffi::sqlite3_stmt) {
+        let n = unsafe { ffi::sqlite3_column_count(stmt) } as usize;
+        let name = |i: usize| unsafe {
+            let p = ffi::sqlite3_column_name(stmt, i as i32);
+            if p.is_null() {
+                &[][..]
+            } else {
+                CStr::from_ptr(p).to_bytes()
+            }
+        };
+        if self.names.len() == n && (0..n).all(|i| self.names[i].as_bytes() == name(i)) {
+            return;
+        }
+        self.names = (0..n).map(|i| String::from_utf8_lossy(name(i)).into_owned()).collect();
+        self.keys = self.names.iter().map(|k| encoded_key(k.as_bytes())).collect();
+        self.last = last_of_name(&self.names);
+    }
 }
 
 /// How `query` rows leave: as `queryBytes` JSON, or with fix-ups for `query`.
@@ -135,7 +170,7 @@ impl Db {
                 unsafe { ffi::sqlite3_finalize(old.stmt) };
             }
         }
-        self.cache.insert(0, Cached { sql: sql.to_owned(), stmt, names });
+        self.cache.insert(0, Cached { sql: sql.to_owned(), stmt, names, columns: Columns::default() });
         Ok(Some(0))
     }
 
@@ -345,38 +380,33 @@ impl Db {
 
     /// `executeBatch`: one statement, once per parameter set, all or nothing.
     pub fn execute_batch(&mut self, sql: &str, sets: &js_sys::Array) -> Result<(i64, i64)> {
-        let at = self
-            .prepare_cached(sql)?
-            .ok_or_else(|| Error::BadParam("executeBatch takes exactly one statement".into()))?;
-        let stmt_sql = self.cache[at].sql.clone();
         self.exec_simple("SAVEPOINT resq_batch")?;
+        // Prepared after the savepoint statement: nothing below touches the
+        // cache again, so `at` stays valid for every set.
+        let mut result = self
+            .prepare_cached(sql)
+            .and_then(|at| at.ok_or_else(|| Error::BadParam("executeBatch takes exactly one statement".into())));
         let mut changes = 0i64;
-        let mut result = Ok(());
-        for (n, set) in sets.iter().enumerate() {
-            let at = match self.prepare_cached(&stmt_sql) {
-                Ok(Some(at)) => at,
-                Ok(None) => unreachable!("cached as one statement"),
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            };
-            let r = Params::from_js(&set)
-                .and_then(|p| self.bind(at, &p, false))
-                .and_then(|_| self.step_all(self.cache[at].stmt));
-            self.release(at);
-            match r {
-                Ok(()) => changes += unsafe { ffi::sqlite3_changes64(self.raw) },
-                Err(Error::BadParam(m)) => {
-                    result = Err(Error::BadParam(format!("parameter set {}: {m}", n + 1)));
-                    break;
-                }
-                Err(e) => {
-                    result = Err(e);
-                    break;
+        if let Ok(at) = result {
+            for (n, set) in sets.iter().enumerate() {
+                let r = Params::from_js(&set)
+                    .and_then(|p| self.bind(at, &p, false))
+                    .and_then(|_| self.step_all(self.cache[at].stmt));
+                self.release(at);
+                match r {
+                    Ok(()) => changes += unsafe { ffi::sqlite3_changes64(self.raw) },
+                    Err(Error::BadParam(m)) => {
+                        result = Err(Error::BadParam(format!("parameter set {}: {m}", n + 1)));
+                        break;
+                    }
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
                 }
             }
         }
+        let result = result.map(|_| ());
         // RELEASE can fail too (a deferred foreign key checked at commit):
         // then undo the batch rather than leave its savepoint open.
         let rowid = self.figures().1;
@@ -403,35 +433,24 @@ impl Db {
         let at = self
             .prepare_cached(sql)?
             .ok_or_else(|| Error::BadParam("query takes exactly one statement".into()))?;
-        let result = self.bind(at, params, false).and_then(|_| self.write_rows(self.cache[at].stmt, mode, own));
+        let result = self.bind(at, params, false).and_then(|_| self.write_rows(at, mode, own));
         self.release(at);
         result
     }
 
-    fn write_rows(
-        &mut self,
-        stmt: *mut ffi::sqlite3_stmt,
-        mode: Rows,
-        own: &mut dyn FnMut(&[u8]) -> usize,
-    ) -> Result<Vec<String>> {
+    /// Steps cached statement `at` to the end, writing its rows. Returns the
+    /// column names when `query` needs them (there are fix-ups), else none.
+    fn write_rows(&mut self, at: usize, mode: Rows, own: &mut dyn FnMut(&[u8]) -> usize) -> Result<Vec<String>> {
+        let stmt = self.cache[at].stmt;
         self.json.begin_rows();
         self.fixups.clear();
         // Column names are read after the first step: a statement whose schema
         // changed is re-prepared inside that step, and its names with it.
         let mut rc = unsafe { ffi::sqlite3_step(stmt) };
-        let n = unsafe { ffi::sqlite3_column_count(stmt) };
-        let names: Vec<String> = (0..n)
-            .map(|i| unsafe {
-                let p = ffi::sqlite3_column_name(stmt, i);
-                if p.is_null() {
-                    String::new()
-                } else {
-                    String::from_utf8_lossy(CStr::from_ptr(p).to_bytes()).into_owned()
-                }
-            })
-            .collect();
-        let keys: Vec<Vec<u8>> = names.iter().map(|k| encoded_key(k.as_bytes())).collect();
-        let last = last_of_name(&names);
+        let mut cols = std::mem::take(&mut self.cache[at].columns);
+        cols.refresh(stmt);
+        let (keys, last) = (&cols.keys, &cols.last);
+        let n = keys.len() as i32;
         let objects = mode == Rows::Objects;
         while rc == ffi::SQLITE_ROW {
             let row = self.json.rows();
@@ -481,6 +500,8 @@ impl Db {
             self.json.end_row();
             rc = unsafe { ffi::sqlite3_step(stmt) };
         }
+        let names = if self.fixups.cells.is_empty() { Vec::new() } else { cols.names.clone() };
+        self.cache[at].columns = cols;
         if rc != ffi::SQLITE_DONE {
             return Err(self.error(rc));
         }
