@@ -57,6 +57,11 @@ function checkRowid(rowid: unknown): number | bigint {
   throw badParam(`rowid must be an integer (a number or a bigint), not ${String(rowid)}`);
 }
 
+/** A stored value's address, checked: table and column names, rowid. */
+function cell(table: unknown, column: unknown, rowid: unknown): Requests['blobSize'] {
+  return { table: identifier('table', table), column: identifier('column', column), rowid: checkRowid(rowid) };
+}
+
 function byteCount(what: string, n: unknown): number {
   if (typeof n !== 'number' || !Number.isInteger(n)) throw badParam(`${what} must be a whole number of bytes`);
   return n;
@@ -230,7 +235,7 @@ export class Database implements Transaction {
   readBlob(table: string, column: string, rowid: number | bigint, options: BlobRange = {}): Promise<Uint8Array> {
     let fields: Requests['readBlob'];
     try {
-      fields = { table: identifier('table', table), column: identifier('column', column), rowid: checkRowid(rowid) };
+      fields = cell(table, column, rowid);
       const { offset, length } = options ?? {};
       if (offset !== undefined) fields.offset = byteCount('offset', offset);
       if (length !== undefined) fields.length = byteCount('length', length);
@@ -266,7 +271,7 @@ export class Database implements Transaction {
 
   /** The worker's wasm memory in bytes (`WebAssembly.Memory` never shrinks). */
   wasmMemoryBytes(): Promise<number> {
-    return this.#gate(() => this.#client.call('memory', {}) as Promise<number>);
+    return this.stats().then((s) => s.wasmMemoryBytes);
   }
 
   #gate<T>(run: () => Promise<T>): Promise<T> {
@@ -375,7 +380,7 @@ export class Database implements Transaction {
 
   /** `[start, end)` of a stored BLOB for a range, checked against its size. */
   async #range(table: string, column: string, rowid: number | bigint, { offset, length }: BlobRange): Promise<[number, number]> {
-    const fields = { table: identifier('table', table), column: identifier('column', column), rowid: checkRowid(rowid) };
+    const fields = cell(table, column, rowid);
     const start = offset === undefined ? 0 : byteCount('offset', offset);
     const size = (await this.#gate(() => this.#client.call('blobSize', fields))) as number;
     const len = length === undefined ? size - start : byteCount('length', length);

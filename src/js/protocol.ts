@@ -19,8 +19,6 @@ export interface Requests {
   stageAppend: { stage: number; chunk: Uint8Array | Blob };
   stageDiscard: { stage: number };
   close: Record<string, never>;
-  /** The worker's wasm memory size, for tests and benchmarks. */
-  memory: Record<string, never>;
   /** Counters for benchmarks: wasm memory, bytes written to OPFS. */
   stats: Record<string, never>;
   /** Makes the wasm panic (trap), for the worker-death tests. */

@@ -84,7 +84,6 @@ async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
     await stages.reclaim().catch(() => {});
     return null;
   }
-  if (req.op === 'memory') return ready ? wasmMemoryBytes() : 0;
   if (req.op === 'stats') return { wasmMemoryBytes: ready ? wasmMemoryBytes() : 0, opfsBytesWritten };
   if (req.op === 'crashForTests') return crashForTests();
   if (req.op === 'fail') throw req.error;
