@@ -1,8 +1,12 @@
 // Issue "media": readBlob of a 1 MB range from the middle of a 256 MB value
 // against reading a 1 MB value whole, same database, both through readBlob
 // and the 1 MB value also through query(). Two passes, order flipped.
+// Then playback: 64 MB of the large value consumed as a blobStream (1 MB
+// chunks, as a player pulls them) and built as a blobFile, with the page's
+// main-thread busy time, beside the floor: 64 raw OPFS reads of 1 MB in a
+// bare worker, each transferred to the page.
 import { open } from 'resq-wasm';
-import { time, MB } from './measure.js';
+import { time, timeAndBusy, floorWorker, MB } from './measure.js';
 
 let db;
 async function setup() {
@@ -13,8 +17,9 @@ async function setup() {
   await db.execute('INSERT INTO v(id, data) VALUES (1, zeroblob(268435456)), (2, randomblob(1048576))');
 }
 
-export async function run({ order = ['range', 'whole'] } = {}) {
+export async function run({ order = ['range', 'whole'], playbackOrder } = {}) {
   await setup();
+  if (playbackOrder) return playback(playbackOrder);
   const ways = {
     range: ['1 MB range at 128 MB of a 256 MB value (readBlob)', () => db.readBlob('v', 'data', 1, { offset: 128 * MB, length: MB })],
     whole: ['a 1 MB value whole (readBlob)', () => db.readBlob('v', 'data', 2)],
@@ -30,4 +35,34 @@ export async function run({ order = ['range', 'whole'] } = {}) {
   return rows;
 }
 
-export const passes = [{ order: ['range', 'whole'] }, { order: ['whole', 'range'] }];
+async function playback(order) {
+  const floor = floorWorker();
+  await floor.write(new Uint8Array(MB));
+  const ways = {
+    stream: ['64 MB as a blobStream, 1 MB chunks', async () => {
+      let n = 0;
+      for await (const c of db.blobStream('v', 'data', 1, { offset: 64 * MB, length: 64 * MB })) n += c.length;
+      if (n !== 64 * MB) throw new Error('short stream');
+    }],
+    file: ['64 MB as a blobFile', async () => {
+      if ((await db.blobFile('v', 'data', 1, { offset: 64 * MB, length: 64 * MB })).size !== 64 * MB) throw new Error('short file');
+    }],
+    floor: ['floor: 64 raw OPFS reads of 1 MB, each transferred', async () => {
+      for (let i = 0; i < 64; i++) await floor.read(MB);
+    }],
+  };
+  const rows = [];
+  for (const k of order) {
+    const [label, fn] = ways[k];
+    rows.push({ workload: label, ...(await timeAndBusy(fn, { n: 6, warmup: 1 })) });
+  }
+  await floor.close();
+  return rows;
+}
+
+export const passes = [
+  { order: ['range', 'whole'] },
+  { order: ['whole', 'range'] },
+  { playbackOrder: ['stream', 'file', 'floor'] },
+  { playbackOrder: ['floor', 'file', 'stream'] },
+];

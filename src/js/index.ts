@@ -394,6 +394,9 @@ export class Database implements Transaction {
 /** Bytes per request when `blobFile` assembles a value. */
 const FILE_CHUNK = 4 << 20;
 
+/** Appends a staged blob's `writable` keeps in flight before it waits for one. */
+const WRITABLE_IN_FLIGHT = 8;
+
 type Send = <K extends Op>(op: K, fields: Requests[K], transfer?: Transferable[]) => Promise<unknown>;
 const USED = Symbol('used');
 
@@ -402,7 +405,7 @@ export class StagedBlob extends StagedParam {
   #id: number;
   #send: Send;
   #size = 0;
-  #state: 'open' | 'used' | 'discarded' = 'open';
+  #state: 'open' | 'used' | 'discarded' | 'failed' = 'open';
   #writable: WritableStream<Uint8Array | ArrayBuffer | Blob> | null = null;
 
   /** @internal use `db.stageBlob()` */
@@ -412,33 +415,60 @@ export class StagedBlob extends StagedParam {
     this.#send = send;
   }
 
-  /** Bytes appended so far. */
+  /** Bytes appended so far (counting appends still on their way). */
   get size(): number {
     return this.#size;
   }
 
-  /** Adds bytes at the end. Bytes are copied (you keep your buffer); a `Blob` is read in the worker. */
+  /**
+   * Adds bytes at the end. Bytes are copied (you keep your buffer); a `Blob`
+   * is read in the worker. Appends complete in call order, so they need not
+   * be awaited one by one. A failed append makes the staged blob unusable
+   * (later appends would leave a gap): discard it and stage the value again.
+   */
   append(chunk: ArrayBuffer | ArrayBufferView | Blob): Promise<void> {
-    if (this.#state !== 'open') return Promise.reject(badParam(`this staged blob was already ${this.#state}`));
+    if (this.#state !== 'open') return Promise.reject(this.#refusal());
     let value: Uint8Array | Blob;
     const transfer: Transferable[] = [];
     if (chunk instanceof Blob) value = chunk;
     else if (chunk instanceof ArrayBuffer || ArrayBuffer.isView(chunk)) {
       const view = chunk instanceof ArrayBuffer ? new Uint8Array(chunk) : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      if ((view.buffer as ArrayBuffer & { detached?: boolean }).detached) return Promise.reject(badParam('the chunk\'s buffer is detached'));
+      if ((view.buffer as ArrayBuffer & { detached?: boolean }).detached) return this.#fail(badParam("the chunk's buffer is detached"));
       value = new Uint8Array(view);
       transfer.push(value.buffer);
     } else {
-      return Promise.reject(badParam('append() takes bytes (Uint8Array, ArrayBuffer) or a Blob'));
+      return this.#fail(badParam('append() takes bytes (Uint8Array, ArrayBuffer) or a Blob'));
     }
     this.#size += value instanceof Blob ? value.size : value.byteLength;
-    return this.#send('stageAppend', { stage: this.#id, chunk: value }, transfer).then(() => undefined);
+    return this.#send('stageAppend', { stage: this.#id, chunk: value }, transfer).then(
+      () => undefined,
+      (err: ResqError) => this.#fail(err),
+    );
   }
 
-  /** A `WritableStream` that appends each chunk: `readable.pipeTo(staged.writable)`. */
+  /**
+   * A `WritableStream` that appends each chunk: `readable.pipeTo(staged.writable)`.
+   * It keeps up to 8 appends in flight, so a fast source does not wait a
+   * round trip per chunk; `close()` resolves once all of them are staged.
+   */
   get writable(): WritableStream<Uint8Array | ArrayBuffer | Blob> {
-    this.#writable ??= new WritableStream({ write: (chunk) => this.append(chunk) });
+    this.#writable ??= this.#pipelined();
     return this.#writable;
+  }
+
+  #pipelined(): WritableStream<Uint8Array | ArrayBuffer | Blob> {
+    const inFlight: Promise<void>[] = [];
+    return new WritableStream({
+      write: async (chunk) => {
+        const appended = this.append(chunk);
+        appended.catch(() => {}); // awaited below, or the stream already failed
+        inFlight.push(appended);
+        if (inFlight.length >= WRITABLE_IN_FLIGHT) await inFlight.shift();
+      },
+      close: async () => {
+        await Promise.all(inFlight.splice(0));
+      },
+    });
   }
 
   /** Frees the staged bytes. A second call does nothing. */
@@ -450,8 +480,21 @@ export class StagedBlob extends StagedParam {
 
   /** Used when this staged blob is passed as a parameter (not for application code). */
   stagedId(label: string): number {
-    if (this.#state !== 'open') throw badParam(`${label}: this staged blob was already ${this.#state}`);
+    if (this.#state !== 'open') throw this.#refusal(`${label}: `);
     return this.#id;
+  }
+
+  #refusal(prefix = ''): ResqError {
+    return badParam(
+      this.#state === 'failed'
+        ? `${prefix}an earlier append to this staged blob failed; discard it and stage the value again`
+        : `${prefix}this staged blob was already ${this.#state}`,
+    );
+  }
+
+  #fail(err: ResqError): Promise<never> {
+    if (this.#state === 'open') this.#state = 'failed';
+    return Promise.reject(err);
   }
 
   /** @internal the call that stored it succeeded */

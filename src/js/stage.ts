@@ -4,11 +4,17 @@
 // is). Bytes stay in memory up to STAGE_MEMORY_CAP, then go to a temporary
 // OPFS file beside the database's pool. Left-over files of a crashed session
 // are removed when the database is opened again.
+//
+// A failed append (an unreadable Blob, a full disk) leaves a staged blob
+// unusable: appends the page sent after it, without waiting, would otherwise
+// land after a gap. Its later appends and its use are refused until it is
+// discarded.
 
 import type { WireError } from './protocol.js';
 
 /** The worker-only part of OPFS (the DOM lib lacks it). */
 interface FileSystemSyncAccessHandle {
+  read(buffer: Uint8Array, options: { at: number }): number;
   write(buffer: Uint8Array, options: { at: number }): number;
   flush(): void;
   close(): void;
@@ -23,6 +29,29 @@ interface Stage {
   chunks: Uint8Array[];
   file?: SyncFileHandle;
   access?: FileSystemSyncAccessHandle;
+  /** Why an append failed; the staged blob is unusable from then on. */
+  failed?: string;
+}
+
+/**
+ * The staged bytes where a `Blob` parameter is expected: the core takes only
+ * a `Blob`'s size and identity, and the worker's stream writer reads the
+ * bytes with {@link StagedSource.read}, straight from memory or the temp
+ * file (no `File` snapshot to go through). Never leaves the worker.
+ */
+export class StagedSource extends Blob {
+  readonly #size: number;
+  readonly read: (at: number, into: Uint8Array) => Uint8Array;
+
+  constructor(size: number, read: (at: number, into: Uint8Array) => Uint8Array) {
+    super();
+    this.#size = size;
+    this.read = read;
+  }
+
+  override get size(): number {
+    return this.#size;
+  }
 }
 
 const bad = (message: string): WireError => ({ code: 'RESQ_BAD_PARAM', message });
@@ -52,33 +81,55 @@ export class StageSpace {
   }
 
   async append(id: number, chunk: Uint8Array | Blob): Promise<number> {
-    const s = this.#get(id);
-    const bytes = chunk instanceof Blob ? new Uint8Array(await chunk.arrayBuffer()) : chunk;
-    if (s.file && !s.access) s.access = await s.file.createSyncAccessHandle(); // after a failed use
-    if (!s.access && s.size + bytes.byteLength > STAGE_MEMORY_CAP && (await this.#directory())) {
-      // Spill: from here on the bytes live in a temporary OPFS file.
-      s.file = (await this.#dir!.getFileHandle(`${id}.bin`, { create: true })) as SyncFileHandle;
-      s.access = await s.file.createSyncAccessHandle();
-      let at = 0;
-      for (const c of s.chunks) at += s.access.write(c, { at });
-      s.chunks = [];
+    const s = this.#usable(id);
+    try {
+      const bytes = chunk instanceof Blob ? await readChunk(chunk) : chunk;
+      if (!s.access && s.size + bytes.byteLength > STAGE_MEMORY_CAP && (await this.#directory())) {
+        // Spill: from here on the bytes live in a temporary OPFS file.
+        s.file = (await this.#dir!.getFileHandle(`${id}.bin`, { create: true })) as SyncFileHandle;
+        s.access = await s.file.createSyncAccessHandle();
+        let at = 0;
+        for (const c of s.chunks) at += write(s.access, c, at);
+        s.chunks = [];
+      }
+      if (s.access) write(s.access, bytes, s.size);
+      else s.chunks.push(bytes);
+      s.size += bytes.byteLength;
+      return s.size;
+    } catch (err) {
+      const e = toError(err);
+      s.failed = e.message;
+      throw e;
     }
-    if (s.access) s.access.write(bytes, { at: s.size });
-    else s.chunks.push(bytes);
-    s.size += bytes.byteLength;
-    return s.size;
   }
 
-  /** The staged bytes as a `Blob`, for the streaming parameter path. */
-  async asBlob(id: number): Promise<Blob> {
-    const s = this.#get(id);
-    if (!s.file) return new Blob(s.chunks as BlobPart[]);
-    if (s.access) {
-      s.access.flush();
-      s.access.close();
-      s.access = undefined;
-    }
-    return s.file.getFile();
+  /** The staged bytes as a {@link StagedSource}, for the streaming parameter path. */
+  source(id: number): StagedSource {
+    const s = this.#usable(id);
+    const read = (at: number, into: Uint8Array): Uint8Array => {
+      const want = Math.min(into.byteLength, s.size - at);
+      if (s.access) {
+        const view = into.subarray(0, want);
+        if (s.access.read(view, { at }) !== want) throw bad('the staged bytes could not be read back from their temp file');
+        return view;
+      }
+      // In memory: copy the chunks that overlap [at, at + want).
+      let filled = 0;
+      let start = 0;
+      for (const c of s.chunks) {
+        const end = start + c.byteLength;
+        if (end > at && start < at + want) {
+          const from = Math.max(at - start, 0);
+          const n = Math.min(c.byteLength - from, want - filled);
+          into.set(c.subarray(from, from + n), filled);
+          filled += n;
+        }
+        start = end;
+        if (filled === want) break;
+      }
+      return into.subarray(0, want);
+    };
+    return new StagedSource(s.size, read);
   }
 
   async discard(id: number): Promise<void> {
@@ -94,9 +145,10 @@ export class StageSpace {
     await this.reclaim().catch(() => {});
   }
 
-  #get(id: number): Stage {
+  #usable(id: number): Stage {
     const s = this.#stages.get(id);
     if (!s) throw bad('this staged blob was already used or discarded');
+    if (s.failed) throw bad(`an earlier append to this staged blob failed (${s.failed}); discard it and stage the value again`);
     return s;
   }
 
@@ -108,6 +160,32 @@ export class StageSpace {
     this.#dir = await top.getDirectoryHandle(this.#dirName, { create: true });
     return this.#dir;
   }
+}
+
+async function readChunk(blob: Blob): Promise<Uint8Array> {
+  try {
+    return new Uint8Array(await blob.arrayBuffer());
+  } catch (err) {
+    throw bad(`a Blob chunk could not be read: ${String(err)}`);
+  }
+}
+
+/** Writes all of `bytes` at `at`; a full disk is RESQ_QUOTA. */
+function write(access: FileSystemSyncAccessHandle, bytes: Uint8Array, at: number): number {
+  let n: number;
+  try {
+    n = access.write(bytes, { at });
+  } catch (err) {
+    if ((err as Error).name !== 'QuotaExceededError') throw err;
+    n = -1;
+  }
+  if (n !== bytes.byteLength) throw { code: 'RESQ_QUOTA', message: 'the staged chunk does not fit: the origin\'s storage is full' } satisfies WireError;
+  return n;
+}
+
+function toError(err: unknown): WireError {
+  if (err && typeof err === 'object' && typeof (err as WireError).code === 'string') return err as WireError;
+  return bad(`the chunk could not be staged: ${err instanceof Error ? err.message : String(err)}`);
 }
 
 async function opfsRoot(): Promise<FileSystemDirectoryHandle | null> {

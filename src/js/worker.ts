@@ -5,7 +5,7 @@
 // @ts-ignore -- generated into pkg/wasm/ by wasm-bindgen during the build
 import init, { Connection, crashForTests, wasmMemoryBytes } from './wasm/resq_wasm.js';
 import type { QueryResult, Reply, Request, WireError } from './protocol.js';
-import { StageSpace, isStagedRef } from './stage.js';
+import { StageSpace, StagedSource, isStagedRef } from './stage.js';
 
 interface Conn {
   execute(sql: string, params: unknown): { changes: number; lastInsertRowid: number | bigint; streams?: Blob[] };
@@ -91,7 +91,7 @@ async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
   switch (req.op) {
     case 'execute': {
       const used: number[] = [];
-      const params = await resolveStaged(req.params, used);
+      const params = resolveStaged(req.params, used);
       const { changes, lastInsertRowid, streams } = conn.execute(req.sql, params);
       if (streams) await writeStreams(conn, streams);
       for (const id of used) await stages!.discard(id);
@@ -134,30 +134,30 @@ async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
 }
 
 /**
- * Swaps each staged-blob marker in a parameter set for the staged bytes as
- * a `Blob` (which then streams like any `Blob` parameter); their ids go to
- * `used`, to be discarded once the call succeeded.
+ * Swaps each staged-blob marker in a parameter set for a {@link StagedSource}
+ * (which then streams like any `Blob` parameter); their ids go to `used`, to
+ * be discarded once the call succeeded.
  */
-async function resolveStaged(params: unknown, used: number[]): Promise<unknown> {
+function resolveStaged(params: unknown, used: number[]): unknown {
   if (!stages || params === null || typeof params !== 'object') return params;
-  const blobs = new Map<number, Promise<Blob>>();
-  const swap = async (v: unknown) => {
+  const sources = new Map<number, StagedSource>();
+  const swap = (v: unknown) => {
     if (!isStagedRef(v)) return v;
     const id = v.__resqStaged;
-    if (!blobs.has(id)) {
+    if (!sources.has(id)) {
       used.push(id);
-      blobs.set(id, stages!.asBlob(id));
+      sources.set(id, stages!.source(id));
     }
-    return blobs.get(id);
+    return sources.get(id);
   };
-  if (Array.isArray(params)) return Promise.all(params.map(swap));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(params)) out[k] = await swap(v);
-  return out;
+  const swapped = Array.isArray(params) ? params.map(swap) : Object.fromEntries(Object.entries(params).map(([k, v]) => [k, swap(v)]));
+  return used.length ? swapped : params;
 }
 
 /** Bytes of a `Blob` parameter read and written per step: wasm memory holds one. */
 const STREAM_CHUNK = 1 << 20;
+/** Where staged bytes are read into on their way to wasm memory; made once. */
+let scratch: Uint8Array | undefined;
 
 /**
  * Writes the `Blob` parameters of a streaming `execute` into the cells their
@@ -167,6 +167,11 @@ const STREAM_CHUNK = 1 << 20;
 async function writeStreams(c: Conn, streams: Blob[]): Promise<void> {
   try {
     for (const [i, blob] of streams.entries()) {
+      if (blob instanceof StagedSource) {
+        scratch ??= new Uint8Array(STREAM_CHUNK);
+        for (let at = 0; at < blob.size; at += STREAM_CHUNK) c.streamWrite(i, at, blob.read(at, scratch));
+        continue;
+      }
       for (let at = 0; at < blob.size; at += STREAM_CHUNK) {
         let chunk: ArrayBuffer;
         try {

@@ -167,6 +167,98 @@ test('a staged blob is used once: a second use, an append after use, or a use af
   });
 });
 
+test('staged bytes read back exactly across chunk and spill boundaries, in memory and from the temp file, also after a failed use', async (t) => {
+  const r = await onDb(t, async (db, { outcome }) => {
+    await db.execute('CREATE TABLE rec(id INTEGER PRIMARY KEY, tag TEXT UNIQUE, data BLOB)');
+    await db.execute("INSERT INTO rec(tag) VALUES ('taken')");
+    const pattern = (n, seed) => Uint8Array.from({ length: n }, (_, j) => (j * 13 + seed) & 255);
+    const build = async (sizes) => {
+      const staged = await db.stageBlob();
+      const parts = sizes.map((n, i) => pattern(n, i));
+      for (const p of parts) staged.append(p); // not awaited: appends complete in order
+      const all = new Uint8Array(sizes.reduce((a, b) => a + b, 0));
+      let at = 0;
+      for (const p of parts) all.set(p, (at += p.length) - p.length);
+      return { staged, all };
+    };
+    const same = async (id, all) => {
+      const got = await db.readBlob('rec', 'data', id);
+      return got.length === all.length && got.every((x, i) => x === all[i]);
+    };
+    // Odd sizes that straddle the 1 MB write steps; 2.1 MB stays in memory.
+    const small = await build([300001, 1, 700000, 65536, 1048577]);
+    const { lastInsertRowid: a } = await db.execute("INSERT INTO rec(tag, data) VALUES ('memory', ?)", [small.staged]);
+    // 6 MB spills to the temp file; its first use fails, the retry stores it.
+    const big = await build([3 << 20, 1, (3 << 20) - 1]);
+    const failed = await outcome(db.execute("INSERT INTO rec(tag, data) VALUES ('taken', ?)", [big.staged]));
+    const { lastInsertRowid: b } = await db.execute("INSERT INTO rec(tag, data) VALUES ('file', ?)", [big.staged]);
+    return { memory: await same(a, small.all), failed: failed.error?.code, file: await same(b, big.all) };
+  });
+  assert.deepEqual(r, { memory: true, failed: 'SQLITE_CONSTRAINT_UNIQUE', file: true });
+});
+
+test('a failed append makes the staged blob unusable, so no later chunk lands after a gap; discard and a new stage work', async (t) => {
+  const r = await onDb(t, async (db, { outcome }) => {
+    await db.execute('CREATE TABLE rec(id INTEGER PRIMARY KEY, data BLOB)');
+    // A File whose bytes changed after it was taken cannot be read by the worker.
+    const root = await navigator.storage.getDirectory();
+    const fh = await root.getFileHandle(`stale-${Math.random()}.bin`, { create: true });
+    let w = await fh.createWritable();
+    await w.write(new Uint8Array(1000));
+    await w.close();
+    const stale = await fh.getFile();
+    await new Promise((r) => setTimeout(r, 20));
+    w = await fh.createWritable();
+    await w.write(new Uint8Array(2000).fill(1));
+    await w.close();
+
+    // Worker-side failure, with appends already sent after it.
+    const s1 = await db.stageBlob();
+    const calls = [s1.append(new Uint8Array([1])), s1.append(stale), s1.append(new Uint8Array([2])), s1.append(new Uint8Array([3]))];
+    const results = await Promise.all(calls.map(outcome));
+    const use1 = await outcome(db.execute('INSERT INTO rec(data) VALUES (?)', [s1]));
+    const later1 = await outcome(s1.append(new Uint8Array([4])));
+    await s1.discard();
+
+    // Page-side failure (not bytes), then a later append.
+    const s2 = await db.stageBlob();
+    const bad = await outcome(s2.append('not bytes'));
+    const later2 = await outcome(s2.append(new Uint8Array([5])));
+    const use2 = await outcome(db.execute('INSERT INTO rec(data) VALUES (?)', [s2]));
+    await s2.discard();
+
+    // A piped stream whose chunk fails: pipeTo rejects.
+    const s3 = await db.stageBlob();
+    const chunks = [new Uint8Array([6]), stale, new Uint8Array([7])];
+    const piped = await outcome(new ReadableStream({ pull: (c) => (chunks.length ? c.enqueue(chunks.shift()) : c.close()) }).pipeTo(s3.writable));
+    const use3 = await outcome(db.execute('INSERT INTO rec(data) VALUES (?)', [s3]));
+    await s3.discard();
+
+    const fresh = await db.stageBlob();
+    await fresh.append(new Uint8Array([8, 9]));
+    await db.execute('INSERT INTO rec(data) VALUES (?)', [fresh]);
+    const rows = await db.query('SELECT data FROM rec');
+    return {
+      results: results.map((x) => x.ok || x.error.code),
+      messages: [results[2].error?.message, use1.error?.message, later2.error?.message],
+      use1: use1.error?.code,
+      later1: later1.error?.code,
+      bad: bad.error?.code,
+      later2: later2.error?.code,
+      use2: use2.error?.code,
+      piped: piped.error?.code,
+      use3: use3.error?.code,
+      rows: rows.map((x) => Array.from(x.data)),
+    };
+  });
+  assert.deepEqual(r.results, [true, 'RESQ_BAD_PARAM', 'RESQ_BAD_PARAM', 'RESQ_BAD_PARAM']);
+  for (const m of r.messages) assert.match(m, /earlier append .*failed.*discard/);
+  assert.deepEqual(
+    { ...r, results: undefined, messages: undefined },
+    { results: undefined, messages: undefined, use1: 'RESQ_BAD_PARAM', later1: 'RESQ_BAD_PARAM', bad: 'RESQ_BAD_PARAM', later2: 'RESQ_BAD_PARAM', use2: 'RESQ_BAD_PARAM', piped: 'RESQ_BAD_PARAM', use3: 'RESQ_BAD_PARAM', rows: [[8, 9]] },
+  );
+});
+
 test('temp space: spilled files are gone after use and close, and a crashed session\'s leftovers are reclaimed at the next open', async (t) => {
   const name = dbName(t);
   const r = await inPage(
