@@ -368,14 +368,16 @@ export class Database implements Transaction {
     );
   }
 
-  /** A stored BLOB as a DOM `Blob` (for `URL.createObjectURL`), assembled from chunks. */
+  /**
+   * A stored BLOB as a DOM `Blob` (for `URL.createObjectURL`). The worker
+   * reads it in 4 MB chunks and assembles the `Blob` itself, so the page
+   * receives a handle, not bytes to copy.
+   */
   async blobFile(table: string, column: string, rowid: number | bigint, options: { type?: string } = {}): Promise<Blob> {
-    const [start, end] = await this.#range(table, column, rowid, {});
-    const parts: Uint8Array[] = [];
-    for (let at = start; at < end; at += FILE_CHUNK) {
-      parts.push(await this.readBlob(table, column, rowid, { offset: at, length: Math.min(FILE_CHUNK, end - at) }));
-    }
-    return new Blob(parts as BlobPart[], { type: options?.type ?? '' });
+    const fields = cell(table, column, rowid);
+    const type = options?.type ?? '';
+    if (typeof type !== 'string') throw badParam('type must be a string (a MIME type such as "video/webm")');
+    return (await this.#gate(() => this.#client.call('blobFile', { ...fields, type }))) as Blob;
   }
 
   /** `[start, end)` of a stored BLOB for a range, checked against its size. */
@@ -390,9 +392,6 @@ export class Database implements Transaction {
     return [start, start + len];
   }
 }
-
-/** Bytes per request when `blobFile` assembles a value. */
-const FILE_CHUNK = 4 << 20;
 
 /** Appends a staged blob's `writable` keeps in flight before it waits for one. */
 const WRITABLE_IN_FLIGHT = 8;

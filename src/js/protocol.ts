@@ -15,6 +15,7 @@ export interface Requests {
   executeBatch: { sql: string; sets: unknown[] };
   readBlob: { table: string; column: string; rowid: number | bigint; offset?: number; length?: number };
   blobSize: { table: string; column: string; rowid: number | bigint };
+  blobFile: { table: string; column: string; rowid: number | bigint; type: string };
   stageOpen: Record<string, never>;
   stageAppend: { stage: number; chunk: Uint8Array | Blob };
   stageDiscard: { stage: number };

@@ -52,6 +52,21 @@ test('blobStream reads a value chunk by chunk, whole or a range; blobFile return
   });
 });
 
+test('blobFile assembles a value over several 4 MB reads and 32 MB batches exactly, with its type', async (t) => {
+  const r = await onDb(t, async (db) => {
+    const MB = 1 << 20;
+    const size = 37 * MB + 5;
+    const bytes = new Uint8Array(size);
+    for (let i = 0; i < size; i += 65536) crypto.getRandomValues(bytes.subarray(i, Math.min(size, i + 65536)));
+    await db.execute('CREATE TABLE m(id INTEGER PRIMARY KEY, data BLOB)');
+    await db.execute('INSERT INTO m VALUES (1, ?)', [new Blob([bytes])]);
+    const file = await db.blobFile('m', 'data', 1, { type: 'video/webm' });
+    const hex = async (b) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (x) => x.toString(16).padStart(2, '0')).join('');
+    return { size: file.size, type: file.type, same: (await hex(await file.arrayBuffer())) === (await hex(bytes)) };
+  });
+  assert.deepEqual(r, { size: 37 * (1 << 20) + 5, type: 'video/webm', same: true });
+});
+
 test('a stream cancelled halfway leaves nothing open: the table can be changed and dropped at once', async (t) => {
   const r = await onDb(t, async (db, { outcome }) => {
     await db.execute('CREATE TABLE m(id INTEGER PRIMARY KEY, data BLOB)');
