@@ -2,7 +2,8 @@
 // for 5 µs timers), prints its tables and saves the raw figures.
 //
 //   node benches/run.mjs <name> [args as JSON]
-//   names: compare (default), query-roundtrip, blob-transfer
+//   names: compare (default), query-roundtrip, blob-transfer, staging,
+//   ranged-read, media-paths (one module each in benches/page/)
 //
 // A module exports `run(args)` returning rows { workload, config?, median,
 // p95, n, busy? }, and optionally `passes`: the args of each pass (an
