@@ -9,7 +9,20 @@ import { basename, resolve } from 'node:path';
 const dir = resolve(import.meta.dirname, 'results');
 const file = process.argv[2] ?? resolve(dir, readdirSync(dir).filter((f) => f.endsWith('-compare.json')).sort().pop());
 const run = JSON.parse(readFileSync(file, 'utf8'));
-const rows = run.results.flatMap((p) => p.rows);
+// One row per (workload, row, engine), with `passes`: that row from each
+// pass (the passes run the engines in opposite orders) and `median`: their
+// mean, which the charts draw.
+const rows = [];
+const index = new Map();
+for (const pass of run.results) {
+  for (const r of pass.rows) {
+    const key = `${r.workload}|${r.row}|${r.engine}`;
+    if (!index.has(key)) index.set(key, rows.push({ ...r, passes: [] }) - 1);
+    rows[index.get(key)].passes.push(r);
+  }
+}
+for (const r of rows) if (r.median !== undefined) r.median = r.passes.reduce((a, p) => a + p.median, 0) / r.passes.length;
+const nPasses = run.results.length;
 
 const PEERS = ['sqlite-wasm', 'wa-sqlite', 'sql.js'];
 /** The floor each workload's resq-wasm figure is divided by: the cost of the same bytes without a database. */
@@ -37,8 +50,11 @@ const md = [
   `${run.date} · ${run.userAgent.match(/Chrome\/[\d.]+/)?.[0] ?? run.userAgent} · raw: \`benches/results/${basename(file)}\``,
   ``,
   `Medians in ms (main-thread busy ms in brackets, measured with a MessageChannel probe:`,
-  `every gap in a self-pinging loop longer than 3× its idle interval counts). One run: compare`,
-  `within it, not with other runs (these machines drift ±30 % between runs).`,
+  `every gap in a self-pinging loop longer than 3× its idle interval counts).`,
+  nPasses > 1
+    ? `One run of ${nPasses} passes, the engines in opposite orders: cells read pass 1 / pass 2, ratios give the range over the passes.`
+    : `One run, one pass.`,
+  `Compare within it, not with other runs (these machines drift ±30 % between runs).`,
   `sql.js runs in memory and is not durable; the others write to OPFS with`,
   `page_size 8192, journal_mode TRUNCATE, synchronous FULL. Floors ran in the same session.`,
   ``,
@@ -56,13 +72,22 @@ for (const [w, title] of GROUPS) {
     const at = (e) => group.find((r) => r.row === label && r.engine === e);
     const cells = engines.map((e) => {
       const r = at(e);
-      return r ? `${fmt(r.median)}${r.busy !== undefined ? ` (${fmt(r.busy)})` : ''}` : '';
+      if (!r) return '';
+      const busy = r.passes.some((p) => p.busy !== undefined) ? ` (${r.passes.map((p) => fmt(p.busy)).join(' / ')})` : '';
+      return r.passes.map((p) => fmt(p.median)).join(' / ') + busy;
     });
-    const resq = at('resq-wasm')?.median;
-    const peers = PEERS.map(at).filter(Boolean).map((r) => r.median);
-    const floors = [at(FLOOR[w])].filter(Boolean).map((r) => r.median);
-    const ratio = (xs) => (resq !== undefined && xs.length ? (resq / Math.min(...xs)).toFixed(2) : '—');
-    md.push(`| ${label} | ${cells.join(' | ')} | ${ratio(peers)} | ${ratio(floors)} |`);
+    // resq-wasm ÷ the best of `others`, pass by pass, as a range.
+    const ratio = (others) => {
+      const resq = at('resq-wasm');
+      const per = run.results.map((_, i) => {
+        const best = Math.min(...others.map(at).filter(Boolean).map((r) => r.passes[i]?.median ?? Infinity));
+        return resq?.passes[i] && Number.isFinite(best) ? resq.passes[i].median / best : undefined;
+      }).filter((x) => x !== undefined).sort((a, b) => a - b);
+      if (!per.length) return '—';
+      const [lo, hi] = [per[0].toFixed(2), per[per.length - 1].toFixed(2)];
+      return lo === hi ? lo : `${lo}–${hi}`;
+    };
+    md.push(`| ${label} | ${cells.join(' | ')} | ${ratio(PEERS)} | ${FLOOR[w] ? ratio([FLOOR[w]]) : '—'} |`);
   }
   const notes = [...new Set(group.filter((r) => r.note).map((r) => `${r.engine}: ${r.note}`))];
   if (FLOOR[w]) notes.unshift(`the floor column: ${FLOOR[w].replace('floor: ', '')}`);
@@ -122,7 +147,7 @@ function chart(title, group, labels, engines) {
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, sans-serif" font-size="12">
 <rect width="100%" height="100%" fill="#fff"/>
 <text x="12" y="22" font-size="15" font-weight="700">${esc(title)}</text>
-<text x="12" y="40" font-size="11" fill="#555">median ms, log scale; shorter is faster · ${esc(run.date.slice(0, 10))}</text>
+<text x="12" y="40" font-size="11" fill="#555">median ms${nPasses > 1 ? `, mean of ${nPasses} order-flipped passes` : ''}, log scale; shorter is faster · ${esc(run.date.slice(0, 10))}</text>
 ${axis.join('\n')}
 ${out.join('\n')}
 ${legend.join('\n')}
