@@ -449,6 +449,8 @@ export class StagedBlob extends StagedParam {
    * A `WritableStream` that appends each chunk: `readable.pipeTo(staged.writable)`.
    * It keeps up to 8 appends in flight, so a fast source does not wait a
    * round trip per chunk; `close()` resolves once all of them are staged.
+   * Aborting it (a source that fails midway) makes the staged blob unusable,
+   * as a failed append does.
    */
   get writable(): WritableStream<Uint8Array | ArrayBuffer | Blob> {
     this.#writable ??= this.#pipelined();
@@ -466,6 +468,11 @@ export class StagedBlob extends StagedParam {
       },
       close: async () => {
         await Promise.all(inFlight.splice(0));
+      },
+      // The source failed or was cancelled: what was staged is a fragment,
+      // so it must not be stored by mistake.
+      abort: () => {
+        if (this.#state === 'open') this.#state = 'failed';
       },
     });
   }
@@ -486,7 +493,7 @@ export class StagedBlob extends StagedParam {
   #refusal(prefix = ''): ResqError {
     return badParam(
       this.#state === 'failed'
-        ? `${prefix}an earlier append to this staged blob failed; discard it and stage the value again`
+        ? `${prefix}an earlier append to this staged blob failed (or its writable was aborted); discard it and stage the value again`
         : `${prefix}this staged blob was already ${this.#state}`,
     );
   }

@@ -212,7 +212,7 @@ test('staged bytes read back exactly across chunk and spill boundaries, in memor
   assert.deepEqual(r, { memory: true, failed: 'SQLITE_CONSTRAINT_UNIQUE', file: true });
 });
 
-test('a failed append makes the staged blob unusable, so no later chunk lands after a gap; discard and a new stage work', async (t) => {
+test('a failed append or an aborted writable makes the staged blob unusable, so no gap or fragment is stored; discard and a new stage work', async (t) => {
   const r = await onDb(t, async (db, { outcome }) => {
     await db.execute('CREATE TABLE rec(id INTEGER PRIMARY KEY, data BLOB)');
     // A File whose bytes changed after it was taken cannot be read by the worker.
@@ -249,6 +249,14 @@ test('a failed append makes the staged blob unusable, so no later chunk lands af
     const use3 = await outcome(db.execute('INSERT INTO rec(data) VALUES (?)', [s3]));
     await s3.discard();
 
+    // A source that fails midway aborts the writable: the fragment cannot be stored.
+    const s4 = await db.stageBlob();
+    let sent = 0;
+    const broken = new ReadableStream({ pull: (c) => (sent++ < 2 ? c.enqueue(new Uint8Array([10])) : c.error(new Error('network lost'))) });
+    const aborted = await outcome(broken.pipeTo(s4.writable));
+    const use4 = await outcome(db.execute('INSERT INTO rec(data) VALUES (?)', [s4]));
+    await s4.discard();
+
     const fresh = await db.stageBlob();
     await fresh.append(new Uint8Array([8, 9]));
     await db.execute('INSERT INTO rec(data) VALUES (?)', [fresh]);
@@ -263,6 +271,8 @@ test('a failed append makes the staged blob unusable, so no later chunk lands af
       use2: use2.error?.code,
       piped: piped.error?.code,
       use3: use3.error?.code,
+      aborted: aborted.error?.message,
+      use4: use4.error?.code,
       rows: rows.map((x) => Array.from(x.data)),
     };
   });
@@ -270,7 +280,7 @@ test('a failed append makes the staged blob unusable, so no later chunk lands af
   for (const m of r.messages) assert.match(m, /earlier append .*failed.*discard/);
   assert.deepEqual(
     { ...r, results: undefined, messages: undefined },
-    { results: undefined, messages: undefined, use1: 'RESQ_BAD_PARAM', later1: 'RESQ_BAD_PARAM', bad: 'RESQ_BAD_PARAM', later2: 'RESQ_BAD_PARAM', use2: 'RESQ_BAD_PARAM', piped: 'RESQ_BAD_PARAM', use3: 'RESQ_BAD_PARAM', rows: [[8, 9]] },
+    { results: undefined, messages: undefined, use1: 'RESQ_BAD_PARAM', later1: 'RESQ_BAD_PARAM', bad: 'RESQ_BAD_PARAM', later2: 'RESQ_BAD_PARAM', use2: 'RESQ_BAD_PARAM', piped: 'RESQ_BAD_PARAM', use3: 'RESQ_BAD_PARAM', aborted: 'network lost', use4: 'RESQ_BAD_PARAM', rows: [[8, 9]] },
   );
 });
 
