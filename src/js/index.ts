@@ -58,8 +58,17 @@ function checkRowid(rowid: unknown): number | bigint {
 }
 
 /** A stored value's address, checked: table and column names, rowid. */
-function cell(table: unknown, column: unknown, rowid: unknown): Requests['blobSize'] {
+function cell(table: unknown, column: unknown, rowid: unknown): Requests['blobRange'] {
   return { table: identifier('table', table), column: identifier('column', column), rowid: checkRowid(rowid) };
+}
+
+/** The address of a stored BLOB and a range of it, type-checked (the worker checks the range). */
+function blobFields(table: unknown, column: unknown, rowid: unknown, options: BlobRange | undefined): Requests['readBlob'] {
+  const fields: Requests['readBlob'] = cell(table, column, rowid);
+  const { offset, length } = options ?? {};
+  if (offset !== undefined) fields.offset = byteCount('offset', offset);
+  if (length !== undefined) fields.length = byteCount('length', length);
+  return fields;
 }
 
 function byteCount(what: string, n: unknown): number {
@@ -235,10 +244,7 @@ export class Database implements Transaction {
   readBlob(table: string, column: string, rowid: number | bigint, options: BlobRange = {}): Promise<Uint8Array> {
     let fields: Requests['readBlob'];
     try {
-      fields = cell(table, column, rowid);
-      const { offset, length } = options ?? {};
-      if (offset !== undefined) fields.offset = byteCount('offset', offset);
-      if (length !== undefined) fields.length = byteCount('length', length);
+      fields = blobFields(table, column, rowid, options);
     } catch (err) {
       return this.#gate(() => this.#client.fail(err as ResqError));
     }
@@ -380,16 +386,10 @@ export class Database implements Transaction {
     return (await this.#gate(() => this.#client.call('blobFile', { ...fields, type }))) as Blob;
   }
 
-  /** `[start, end)` of a stored BLOB for a range, checked against its size. */
-  async #range(table: string, column: string, rowid: number | bigint, { offset, length }: BlobRange): Promise<[number, number]> {
-    const fields = cell(table, column, rowid);
-    const start = offset === undefined ? 0 : byteCount('offset', offset);
-    const size = (await this.#gate(() => this.#client.call('blobSize', fields))) as number;
-    const len = length === undefined ? size - start : byteCount('length', length);
-    if (start < 0 || start > size || len < 0 || start + len > size) {
-      throw new ResqError('RESQ_RANGE', `${len} bytes from offset ${start} run past the end of the value (${size} bytes)`);
-    }
-    return [start, start + len];
+  /** `[start, end)` of a stored BLOB for a range, checked in the worker as `readBlob` checks it. */
+  async #range(table: string, column: string, rowid: number | bigint, options: BlobRange): Promise<[number, number]> {
+    const fields = blobFields(table, column, rowid, options);
+    return (await this.#gate(() => this.#client.call('blobRange', fields))) as [number, number];
   }
 }
 

@@ -14,7 +14,7 @@ export interface Requests {
   queryBytes: { sql: string; params?: unknown };
   executeBatch: { sql: string; sets: unknown[] };
   readBlob: { table: string; column: string; rowid: number | bigint; offset?: number; length?: number };
-  blobSize: { table: string; column: string; rowid: number | bigint };
+  blobRange: { table: string; column: string; rowid: number | bigint; offset?: number; length?: number };
   blobFile: { table: string; column: string; rowid: number | bigint; type: string };
   stageOpen: Record<string, never>;
   stageAppend: { stage: number; chunk: Uint8Array | Blob };

@@ -12,7 +12,7 @@ interface Conn {
   streamWrite(stream: number, offset: number, chunk: Uint8Array): void;
   streamEnd(ok: boolean): void;
   readBlob(table: string, column: string, rowid: number | bigint, offset?: number, length?: number): Uint8Array;
-  blobSize(table: string, column: string, rowid: number | bigint): number;
+  blobRange(table: string, column: string, rowid: number | bigint, offset?: number, length?: number): [number, number];
   executeBatch(sql: string, sets: unknown): unknown;
   query(sql: string, params: unknown): QueryResult;
   queryBytes(sql: string, params: unknown): Uint8Array;
@@ -97,13 +97,13 @@ async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
       for (const id of used) await stages!.discard(id);
       return { changes, lastInsertRowid };
     }
-    case 'blobSize':
-      return conn.blobSize(req.table, req.column, req.rowid);
+    case 'blobRange':
+      return conn.blobRange(req.table, req.column, req.rowid, req.offset, req.length);
     case 'blobFile': {
       // Read in 4 MB chunks and assembled here, FILE_BATCH at a time (the
       // browser composes Blobs by reference), so the page gets a handle,
       // not bytes to copy, and this worker holds at most one batch.
-      const size = conn.blobSize(req.table, req.column, req.rowid);
+      const [, size] = conn.blobRange(req.table, req.column, req.rowid);
       let file = new Blob([], { type: req.type });
       let batch: BlobPart[] = [];
       for (let at = 0; at < size; at += FILE_CHUNK) {

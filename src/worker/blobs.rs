@@ -296,18 +296,18 @@ impl Db {
         }
     }
 
-    /// The size in bytes of one stored BLOB (for `blobStream`/`blobFile`).
-    pub fn blob_size(&mut self, table: &str, column: &str, rowid: i64) -> Result<u64> {
+    /// `(start, length)` of a range of one stored BLOB, checked against its size.
+    pub fn blob_range(&mut self, table: &str, column: &str, rowid: i64, offset: Option<f64>, length: Option<f64>) -> Result<(u64, u64)> {
         let h = self.read_handle(table, column, rowid)?;
-        Ok(unsafe { ffi::sqlite3_blob_bytes(h) } as u64)
+        let size = unsafe { ffi::sqlite3_blob_bytes(h) } as u64;
+        crate::codec::value::blob_range(size, offset, length)
     }
 
     /// `readBlob`: the bytes of `[offset, offset + length)` of one cell, read
     /// a chunk at a time into a fresh JS buffer (wasm memory holds one chunk).
     pub fn read_blob(&mut self, table: &str, column: &str, rowid: i64, offset: Option<f64>, length: Option<f64>) -> Result<Uint8Array> {
+        let (start, len) = self.blob_range(table, column, rowid, offset, length)?;
         let h = self.read_handle(table, column, rowid)?;
-        let size = unsafe { ffi::sqlite3_blob_bytes(h) } as u64;
-        let (start, len) = crate::codec::value::blob_range(size, offset, length)?;
         let out = Uint8Array::new_with_length(len as u32);
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.resize((len as usize).min(READ_CHUNK), 0);

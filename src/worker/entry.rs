@@ -79,11 +79,13 @@ impl Connection {
         self.db.stream_end(ok).map_err(js_err)
     }
 
-    /// The size in bytes of one stored BLOB.
-    #[wasm_bindgen(js_name = blobSize)]
-    pub fn blob_size(&mut self, table: &str, column: &str, rowid: JsValue) -> JsResult<f64> {
+    /// `[start, end]` of a range of one stored BLOB, checked as `readBlob`
+    /// checks it (for `blobStream` and `blobFile`).
+    #[wasm_bindgen(js_name = blobRange)]
+    pub fn blob_range(&mut self, table: &str, column: &str, rowid: JsValue, offset: Option<f64>, length: Option<f64>) -> JsResult<Vec<f64>> {
         let rowid = rowid_from_js(&rowid).map_err(js_err)?;
-        self.db.blob_size(table, column, rowid).map(|n| n as f64).map_err(js_err)
+        let (start, len) = self.db.blob_range(table, column, rowid, offset, length).map_err(js_err)?;
+        Ok(vec![start as f64, (start + len) as f64])
     }
 
     /// `readBlob`: bytes of one cell, `[offset, offset + length)`.
