@@ -1,0 +1,168 @@
+// SQLite's own sqllogictest records (tests/slt/, see its README) run through
+// resq-wasm in the browser: statements through `execute`, queries through
+// `queryBytes`, each file in a fresh OPFS database. Every answer must match
+// the one SQLite produced. The records are parsed and the answers rendered
+// here in Node, as sqlite.org's slt_sqlite.c renders them.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { start } from './harness.mjs';
+import { inPage } from './util.mjs';
+
+const dir = resolve(import.meta.dirname, '../slt');
+const files = readdirSync(dir).filter((f) => f.endsWith('.test')).sort();
+
+let h;
+before(async () => {
+  h = await start();
+});
+after(async () => {
+  await h?.close();
+});
+
+/** The records of one file that apply to engine `sqlite`, up to a `halt`. */
+function parse(text) {
+  const records = [];
+  for (const block of text.split(/\n\s*\n/)) {
+    const lines = block.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
+    let skip = false;
+    while (lines.length && /^(skipif|onlyif) /.test(lines[0])) {
+      const [cond, engine] = lines.shift().split(/\s+/);
+      if ((cond === 'skipif') === (engine === 'sqlite')) skip = true;
+    }
+    if (skip || !lines.length) continue;
+    const head = lines[0].split(/\s+/);
+    if (head[0] === 'halt') break;
+    if (head[0] === 'statement') {
+      records.push({ kind: 'statement', expect: head[1], sql: lines.slice(1).join('\n') });
+    } else if (head[0] === 'query') {
+      const sep = lines.indexOf('----');
+      records.push({
+        kind: 'query',
+        types: head[1],
+        sort: head[2] ?? 'nosort',
+        sql: lines.slice(1, sep < 0 ? undefined : sep).join('\n'),
+        expected: sep < 0 ? [] : lines.slice(sep + 1),
+      });
+    }
+    // hash-threshold: the expected text says whether it is hashed.
+  }
+  return records;
+}
+
+/**
+ * The rows of `queryBytes` JSON as arrays of raw tokens, in column order,
+ * duplicate column names kept (an object would drop them): strings decoded,
+ * numbers as their digits, null as null.
+ */
+function rowsOf(json) {
+  const rows = [];
+  let row = null;
+  let value = false;
+  for (const [t] of json.matchAll(/"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|null|true|false|[{}:,]/g)) {
+    if (t === '{') (row = []), (value = false);
+    else if (t === '}') rows.push(row);
+    else if (t === ':') value = true;
+    else if (t === ',') value = false;
+    else if (value) row.push(t[0] === '"' ? JSON.parse(t) : t === 'null' ? null : { number: t });
+  }
+  return rows;
+}
+
+/** A value as slt_sqlite.c prints it for column type `I`, `R` or `T`. */
+function render(v, type) {
+  if (v === null) return 'NULL';
+  if (type === 'I') {
+    // sqlite3_column_int: a number truncates; text keeps its leading integer.
+    if (typeof v === 'object') return /[.eE]/.test(v.number) ? String(Math.trunc(Number(v.number))) : String(BigInt(v.number));
+    const m = /^\s*[+-]?\d+/.exec(v);
+    return m ? String(BigInt(m[0].trim())) : '0';
+  }
+  if (type === 'R') {
+    const m = typeof v === 'object' ? [v.number] : /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?/.exec(v);
+    return fixed3(m ? Number(m[0]) : 0);
+  }
+  const s = typeof v === 'object' ? v.number : v;
+  return s === '' ? '(empty)' : s.replace(/[^\x20-\x7e]/g, '@');
+}
+
+/**
+ * printf("%.3f") as SQLite's own printf does it: at most 16 significant
+ * digits, then zeros (-2^63 prints as -9223372036854776000.000).
+ */
+function fixed3(x) {
+  const [mantissa, exp] = Math.abs(x).toExponential(15).split('e');
+  if (x === 0 || Number(exp) + 4 <= 16) return x.toFixed(3);
+  const digits = mantissa.replace('.', '').padEnd(Number(exp) + 1, '0');
+  return `${x < 0 ? '-' : ''}${digits}.000`;
+}
+
+/** The answer in the form the file gives it: values one per line, or their hash. */
+function answer(record, rows) {
+  let rendered = rows.map((r) => r.map((v, i) => render(v, record.types[i] ?? 'T')));
+  if (record.sort === 'rowsort') rendered.sort((a, b) => (a.join('\u0000') < b.join('\u0000') ? -1 : a.join('\u0000') > b.join('\u0000') ? 1 : 0));
+  let values = rendered.flat();
+  if (record.sort === 'valuesort') values = values.sort();
+  const hashed = /^\d+ values hashing to [0-9a-f]{32}$/.test(record.expected[0] ?? '');
+  if (!hashed) return values;
+  const md5 = createHash('md5');
+  for (const v of values) md5.update(`${v}\n`);
+  return [`${values.length} values hashing to ${md5.digest('hex')}`];
+}
+
+for (const file of files) {
+  test(`sqllogictest ${file}: every record answers as SQLite does`, async (t) => {
+    const records = parse(readFileSync(resolve(dir, file), 'utf8').replace(/\r\n/g, '\n'));
+    const results = await inPage(
+      h.page,
+      async ({ open }, { name, records }) => {
+        const db = await open(name);
+        const out = [];
+        try {
+          for (const r of records) {
+            try {
+              if (r.kind === 'statement') await db.execute(r.sql);
+              else out.push(new TextDecoder().decode(await db.queryBytes(r.sql)));
+              if (r.kind === 'statement') out.push(null);
+            } catch (e) {
+              out.push({ error: `${e.code}: ${e.message}` });
+            }
+          }
+        } finally {
+          await db.close();
+        }
+        return out;
+      },
+      { name: `slt-${file}-${Math.random().toString(36).slice(2, 8)}.db`, records },
+    );
+    const failures = [];
+    const stepErrors = [];
+    records.forEach((r, i) => {
+      const got = results[i];
+      const label = `${file} record ${i + 1}: ${r.sql.slice(0, 120)}`;
+      if (r.kind === 'statement') {
+        const failed = got !== null;
+        if (failed !== (r.expect === 'error')) failures.push(`${label}\n  expected statement ${r.expect}, got ${failed ? got.error : 'ok'}`);
+        return;
+      }
+      if (got?.error) {
+        // slt_sqlite.c reads rows until sqlite3_step stops and does not ask
+        // why, so a query that fails while stepping (sum() overflowing, say)
+        // answers with the rows it produced: through queryBytes, none.
+        if (r.expected.length === 0) return stepErrors.push(`${label}: ${got.error}`);
+        return failures.push(`${label}\n  ${got.error}`);
+      }
+      const actual = answer(r, rowsOf(got));
+      if (JSON.stringify(actual) !== JSON.stringify(r.expected)) {
+        failures.push(`${label}\n  expected ${r.expected.slice(0, 6).join(' ')}\n  got      ${actual.slice(0, 6).join(' ')}`);
+      }
+    });
+    t.diagnostic(`${records.length} records (${records.filter((r) => r.kind === 'query').length} queries)`);
+    for (const e of stepErrors) t.diagnostic(`a query that failed, expected with no rows: ${e}`);
+    assert.ok(records.length > 0, `${file}: no records parsed`);
+    assert.deepEqual(failures.slice(0, 10), [], `${failures.length} of ${records.length} records differ`);
+  });
+}
