@@ -477,9 +477,9 @@ export class StagedBlob extends StagedParam {
     });
   }
 
-  /** Frees the staged bytes. A second call does nothing. */
+  /** Frees the staged bytes (also after a failed append). A second call does nothing. */
   discard(): Promise<void> {
-    if (this.#state !== 'open') return Promise.resolve();
+    if (this.#state !== 'open' && this.#state !== 'failed') return Promise.resolve();
     this.#state = 'discarded';
     return this.#send('stageDiscard', { stage: this.#id }).then(() => undefined);
   }

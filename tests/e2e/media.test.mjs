@@ -284,7 +284,7 @@ test('a failed append or an aborted writable makes the staged blob unusable, so 
   );
 });
 
-test('temp space: spilled files are gone after use and close, and a crashed session\'s leftovers are reclaimed at the next open', async (t) => {
+test('temp space: spilled files are gone after use, discard (also after a failed append) and close, and a crashed session\'s leftovers are reclaimed at the next open', async (t) => {
   const name = dbName(t);
   const r = await inPage(
     h.page,
@@ -308,6 +308,11 @@ test('temp space: spilled files are gone after use and close, and a crashed sess
       const whileStaged = await stageDir();
       await db.execute('INSERT INTO rec VALUES (?)', [staged]);
       const afterUse = await stageDir();
+      const broken = await db.stageBlob();
+      await broken.append(new Uint8Array(5 << 20));
+      await broken.append('not bytes').catch(() => {});
+      await broken.discard();
+      const afterFailedDiscard = await stageDir();
       const pending = await db.stageBlob();
       await pending.append(new Uint8Array(5 << 20));
       await db.close();
@@ -321,12 +326,13 @@ test('temp space: spilled files are gone after use and close, and a crashed sess
       const afterOpen = await stageDir();
       const [{ n }] = await db.query('SELECT length(data) AS n FROM rec');
       await db.close();
-      return { whileStaged, afterUse, afterClose, beforeOpen, afterOpen, n };
+      return { whileStaged, afterUse, afterFailedDiscard, afterClose, beforeOpen, afterOpen, n };
     },
     name,
   );
   assert.deepEqual(r.whileStaged, ['1.bin']);
   assert.deepEqual(r.afterUse, []);
+  assert.deepEqual(r.afterFailedDiscard, []);
   assert.ok(r.afterClose === null || r.afterClose.length === 0, JSON.stringify(r.afterClose));
   assert.deepEqual(r.beforeOpen, ['7.bin']);
   assert.ok(r.afterOpen === null || r.afterOpen.length === 0, JSON.stringify(r.afterOpen));
