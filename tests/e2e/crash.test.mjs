@@ -71,3 +71,61 @@ test('committed rows survive a SIGKILL of the browser; an open transaction does 
   await second.context.close();
   assert.deepEqual(after, { n: written, bytes: written * 300000, ok: 'ok', sample: [0, 1, 2, 3, 299999 & 255] });
 });
+
+test('a SIGKILL while a large Blob streams into its row and a staged blob has spilled: the row is whole or absent, and temp space is reclaimed', async (t) => {
+  const MB = 1 << 20;
+  const first = await launch();
+  await inPage(
+    first.page,
+    async ({ open }, MB) => {
+      const db = await open('crash-media.db');
+      await db.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
+      const part = (seed) => Uint8Array.from({ length: MB }, (_, j) => (j * 7 + seed * 13) & 255);
+      await db.execute("INSERT INTO media(name, data) VALUES ('committed', ?)", [new Blob([part(1)])]);
+      const staged = await db.stageBlob();
+      await staged.append(new Uint8Array(6 * MB).fill(9)); // spilled to a temp file, never used
+      // 128 MB streamed in 1 MB steps: the kill lands while it is being written.
+      const big = new Blob(Array.from({ length: 128 }, (_, i) => part(i)));
+      db.execute("INSERT INTO media(name, data) VALUES ('in flight', ?)", [big]).catch(() => {});
+      await new Promise((r) => setTimeout(r, 300));
+    },
+    MB,
+  );
+  killBrowser();
+  await first.context.close().catch(() => {});
+
+  const second = await launch();
+  const after = await inPage(
+    second.page,
+    async ({ open }, MB) => {
+      const part = (seed) => Uint8Array.from({ length: MB }, (_, j) => (j * 7 + seed * 13) & 255);
+      const hex = async (b) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (x) => x.toString(16).padStart(2, '0')).join('');
+      const db = await open('crash-media.db');
+      const rows = await db.query('SELECT id, name, length(data) AS n FROM media ORDER BY id');
+      const [{ ok }] = await db.query('SELECT integrity_check AS ok FROM pragma_integrity_check');
+      const committed = (await hex(await db.readBlob('media', 'data', rows[0].id))) === (await hex(part(1)));
+      let inFlight = null;
+      if (rows[1]) inFlight = (await hex(await (await db.blobFile('media', 'data', rows[1].id)).arrayBuffer())) === (await hex(await new Blob(Array.from({ length: 128 }, (_, i) => part(i))).arrayBuffer()));
+      await db.close();
+      const top = await (await navigator.storage.getDirectory()).getDirectoryHandle('.resq-wasm-stage', { create: true });
+      const left = [];
+      try {
+        for await (const [n] of (await top.getDirectoryHandle(`opfs-${encodeURIComponent('crash-media.db')}`)).entries()) left.push(n);
+      } catch {}
+      return { rows: rows.map((r) => [r.name, r.n]), ok, committed, inFlight, left };
+    },
+    MB,
+  );
+  await second.context.close();
+  t.diagnostic(after.rows.length === 2 ? 'the 128 MB insert had committed before the kill' : 'the kill landed before the 128 MB insert committed');
+  assert.equal(after.ok, 'ok');
+  assert.equal(after.committed, true);
+  assert.deepEqual(after.rows[0], ['committed', MB]);
+  if (after.rows.length === 2) {
+    assert.deepEqual(after.rows[1], ['in flight', 128 * MB]);
+    assert.equal(after.inFlight, true);
+  } else {
+    assert.equal(after.rows.length, 1);
+  }
+  assert.deepEqual(after.left, []);
+});
