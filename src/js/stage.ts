@@ -2,8 +2,12 @@
 // built piece by piece stays out of the database until it is used as a
 // parameter, and is then written into its row once (as a `Blob` parameter
 // is). Bytes stay in memory up to STAGE_MEMORY_CAP, then go to a temporary
-// OPFS file beside the database's pool. Left-over files of a crashed session
-// are removed when the database is opened again.
+// OPFS file in this worker's stage directory (`.resq-wasm-stage/<dir>/`).
+//
+// Each worker holds a Web Lock named after its stage directory for as long
+// as it lives (the browser releases it when the worker ends, crash
+// included). Opening any database removes the stage directories no live
+// worker holds: what crashed sessions left behind, whatever their database.
 //
 // A failed append (an unreadable Blob, a full disk) leaves a staged blob
 // unusable: appends the page sent after it, without waiting, would otherwise
@@ -20,6 +24,9 @@ interface FileSystemSyncAccessHandle {
   close(): void;
 }
 type SyncFileHandle = FileSystemFileHandle & { createSyncAccessHandle(): Promise<FileSystemSyncAccessHandle> };
+
+/** The Web Lock a live worker holds on its stage directory: this, then the directory's name. */
+const LOCK_PREFIX = 'resq-wasm-stage:';
 
 /** Bytes a staged blob keeps in the worker's memory before it spills to OPFS. */
 export const STAGE_MEMORY_CAP = 4 << 20;
@@ -62,16 +69,43 @@ export class StageSpace {
   #dir: FileSystemDirectoryHandle | null = null;
   #dirName: string;
 
+  /** Call {@link claim} before anything is staged. */
   constructor(dirName: string) {
     this.#dirName = dirName;
   }
 
-  /** Removes what a crashed session left behind (called at open). */
-  async reclaim(): Promise<void> {
+  /**
+   * Takes this worker's lock on its stage directory (held until the worker
+   * ends), then removes its own leftovers and every stage directory no live
+   * worker holds. Called at open.
+   */
+  async claim(): Promise<void> {
+    const locks = (navigator as { locks?: LockManager }).locks;
+    await new Promise<void>((held) => {
+      if (!locks) return held();
+      locks.request(LOCK_PREFIX + this.#dirName, { ifAvailable: true }, () => {
+        held();
+        return new Promise(() => {}); // never released: the worker's end releases it
+      });
+    });
+    await this.#sweep().catch(() => {});
+  }
+
+  async #sweep(): Promise<void> {
     const root = await opfsRoot();
     if (!root) return;
     const top = await root.getDirectoryHandle('.resq-wasm-stage', { create: true });
-    await top.removeEntry(this.#dirName, { recursive: true }).catch(() => {});
+    // Names first, locks second: a worker takes its lock before it makes
+    // its directory, so every directory listed here that is in use shows
+    // up as held below.
+    const names: string[] = [];
+    for await (const name of (top as unknown as { keys(): AsyncIterable<string> }).keys()) names.push(name);
+    const locks = (navigator as { locks?: LockManager }).locks;
+    const held = locks ? new Set((await locks.query()).held?.map((l) => l.name)) : null;
+    for (const name of names) {
+      const orphan = held ? !held.has(LOCK_PREFIX + name) : false;
+      if (orphan || name === this.#dirName) await top.removeEntry(name, { recursive: true }).catch(() => {});
+    }
   }
 
   create(): number {
@@ -142,7 +176,7 @@ export class StageSpace {
 
   async discardAll(): Promise<void> {
     for (const id of [...this.#stages.keys()]) await this.discard(id);
-    await this.reclaim().catch(() => {});
+    await this.#sweep().catch(() => {});
   }
 
   #usable(id: number): Stage {

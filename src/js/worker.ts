@@ -77,11 +77,12 @@ async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
       throw { code: 'RESQ_UNSUPPORTED', message: `could not load the SQLite wasm: ${String(err)}` };
     }
     conn = await Connection.open(req.name, req.storage, req.blobTransferThreshold);
-    // A private memory database gets a stage directory of its own; a named
-    // one reuses its name, so its crash leftovers are found next time.
-    const dir = req.name === ':memory:' ? `memory-${crypto.randomUUID()}` : `${req.storage}-${encodeURIComponent(req.name)}`;
+    // An OPFS database's stage directory is named after it (its pool makes
+    // it this worker's alone). Memory databases of one name can be open in
+    // several tabs at once, so each worker gets a directory of its own.
+    const dir = req.storage === 'opfs' ? `opfs-${encodeURIComponent(req.name)}` : `memory-${crypto.randomUUID()}`;
     stages = new StageSpace(dir);
-    await stages.reclaim().catch(() => {});
+    await stages.claim();
     return null;
   }
   if (req.op === 'stats') return { wasmMemoryBytes: ready ? wasmMemoryBytes() : 0, opfsBytesWritten };

@@ -339,6 +339,74 @@ test('temp space: spilled files are gone after use, discard (also after a failed
   assert.equal(r.n, 5 << 20);
 });
 
+test('temp space no live worker holds is removed at any open; a live worker\'s is kept, and two tabs with a memory database of one name stage apart', async (t) => {
+  const name = dbName(t);
+  const list = async () =>
+    inPage(h.page, async () => {
+      const top = await (await navigator.storage.getDirectory()).getDirectoryHandle('.resq-wasm-stage', { create: true });
+      const out = {};
+      for await (const [dir, handle] of top.entries()) {
+        out[dir] = [];
+        for await (const [file] of handle.entries()) out[dir].push(file);
+      }
+      return out;
+    });
+  // In a tab: open a memory database `name`, stage 5 MB of `fill` (it spills), keep both.
+  const stageIn = (page, fill) =>
+    inPage(
+      page,
+      async ({ open }, [name, fill]) => {
+        window.__db = await open(name, { storage: 'memory' });
+        await window.__db.execute('CREATE TABLE rec(data BLOB)');
+        window.__staged = await window.__db.stageBlob();
+        await window.__staged.append(new Uint8Array(5 << 20).fill(fill));
+      },
+      [name, fill],
+    );
+  const storeIn = (page) =>
+    inPage(page, async () => {
+      await window.__db.execute('INSERT INTO rec VALUES (?)', [window.__staged]);
+      const [row] = await window.__db.query('SELECT length(data) AS n, hex(substr(data, -1)) AS last FROM rec');
+      await window.__db.close();
+      return row;
+    });
+  // What crashed sessions left: a memory database's and another OPFS database's.
+  await inPage(
+    h.page,
+    async (_, gone) => {
+      const top = await (await navigator.storage.getDirectory()).getDirectoryHandle('.resq-wasm-stage', { create: true });
+      for (const dir of ['memory-crashed', `opfs-${encodeURIComponent(gone)}`]) {
+        await (await top.getDirectoryHandle(dir, { create: true })).getFileHandle('3.bin', { create: true });
+      }
+    },
+    `${name}-gone`,
+  );
+  const mine = (o) => Object.keys(o).filter((d) => d.startsWith('memory-') || d.endsWith('-gone'));
+  await stageIn(h.page, 1);
+  const afterFirst = await list();
+  const tab2 = await h.page.context().newPage();
+  await tab2.goto(h.page.url());
+  await stageIn(tab2, 2);
+  const afterSecond = await list();
+  const rows = [await storeIn(h.page), await storeIn(tab2)];
+  await tab2.close();
+  const end = await list();
+
+  // The first open removed both orphans; the first tab stages in a directory of its own.
+  assert.equal(mine(afterFirst).length, 1, JSON.stringify(afterFirst));
+  const [first] = mine(afterFirst);
+  assert.match(first, /^memory-[0-9a-f-]{36}$/);
+  assert.deepEqual(afterFirst[first], ['1.bin']);
+  // The second tab's open kept the live first directory and staged in another.
+  assert.equal(mine(afterSecond).length, 2, JSON.stringify(afterSecond));
+  assert.deepEqual(afterSecond[first], ['1.bin']);
+  assert.deepEqual(rows, [
+    { n: 5 << 20, last: '01' },
+    { n: 5 << 20, last: '02' },
+  ]);
+  assert.deepEqual(mine(end), []);
+});
+
 test('the worker dying while staging leaves the database untouched and its temp space is reclaimed at the next open', async (t) => {
   const name = dbName(t);
   const r = await inPage(
