@@ -13,6 +13,10 @@ self.onmessage = async ({ data }) => {
     h.truncate(data.bytes.byteLength);
     h.flush();
     self.postMessage({ ok: true });
+  } else if (data.op === 'append') {
+    // A chunk written at `at`, no flush: what staging a chunk must do at least.
+    h.write(data.bytes, { at: data.at });
+    self.postMessage({ ok: true });
   } else if (data.op === 'read') {
     const out = new Uint8Array(data.size);
     h.read(out, { at: 0 });

@@ -77,6 +77,7 @@ export function floorWorker() {
     });
   return {
     write: (bytes) => call({ op: 'write', bytes }, [bytes.buffer]),
+    append: (bytes, at) => call({ op: 'append', bytes, at }, [bytes.buffer]),
     read: (size) => call({ op: 'read', size }),
     close: async () => { await call({ op: 'close' }); w.terminate(); },
   };

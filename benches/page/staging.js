@@ -4,7 +4,7 @@
 // Bytes written are counted in the worker at the VFS boundary (every OPFS
 // SyncAccessHandle.write: database, journal, temp files).
 import { open } from 'resq-wasm';
-import { randomBytes, KB, MB } from './measure.js';
+import { floorWorker, randomBytes, KB, MB } from './measure.js';
 
 async function build(way, chunks) {
   const db = await open(`bench-stage-${way}-${Math.random().toString(36).slice(2, 8)}.db`);
@@ -44,6 +44,25 @@ async function build(way, chunks) {
   return { ms, written: opfsBytesWritten - before, wasm: wasmMemoryBytes };
 }
 
+/**
+ * The floor of (b)'s staging half: each chunk copied, transferred to a bare
+ * worker and written into an OPFS file, one awaited round trip per chunk,
+ * no database.
+ */
+async function stagingFloor(chunks) {
+  const floor = floorWorker();
+  await floor.append(new Uint8Array(1), 0); // the worker is up and its file open
+  const t0 = performance.now();
+  let at = 0;
+  for (const c of chunks) {
+    await floor.append(c.slice(), at);
+    at += c.length;
+  }
+  const ms = performance.now() - t0;
+  await floor.close();
+  return { ms };
+}
+
 const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
 
 /**
@@ -57,13 +76,14 @@ export async function run({ order = ['a', 'b', 'c'], sizes = [8, 64], skipAppend
     bb: "b': stageBlob, appends not awaited",
     bp: "b'': stageBlob, pipeTo(writable)",
     c: 'c: one INSERT (floor)',
+    f: 'floor of the staging half of (b): each chunk transferred to a bare worker and written to OPFS, awaited',
   };
   const rows = [];
   for (const mb of sizes) {
     const chunks = Array.from({ length: (mb * MB) / (64 * KB) }, () => randomBytes(64 * KB));
     const keys = order.filter((k) => k !== 'a' || mb <= skipAppendAbove);
     const runs = Object.fromEntries(keys.map((k) => [k, []]));
-    for (let r = 0; r < reps; r++) for (const k of keys) runs[k].push(await build(ways[k], chunks));
+    for (let r = 0; r < reps; r++) for (const k of keys) runs[k].push(k === 'f' ? await stagingFloor(chunks) : await build(ways[k], chunks));
     for (const k of keys) {
       const ms = runs[k].map((x) => x.ms);
       const last = runs[k][runs[k].length - 1];
@@ -73,4 +93,4 @@ export async function run({ order = ['a', 'b', 'c'], sizes = [8, 64], skipAppend
   return rows;
 }
 
-export const passes = [{ order: ['a', 'b', 'bb', 'bp', 'c'] }, { order: ['c', 'bp', 'bb', 'b', 'a'] }];
+export const passes = [{ order: ['a', 'b', 'bb', 'bp', 'c', 'f'] }, { order: ['f', 'c', 'bp', 'bb', 'b', 'a'] }];
