@@ -131,9 +131,8 @@ export class StageSpace {
       s.size += bytes.byteLength;
       return s.size;
     } catch (err) {
-      const e = toError(err);
-      s.failed = e.message;
-      throw e;
+      s.failed = (err as { message?: string } | null)?.message ?? String(err);
+      throw err;
     }
   }
 
@@ -215,11 +214,6 @@ function write(access: FileSystemSyncAccessHandle, bytes: Uint8Array, at: number
   }
   if (n !== bytes.byteLength) throw { code: 'RESQ_QUOTA', message: 'the staged chunk does not fit: the origin\'s storage is full' } satisfies WireError;
   return n;
-}
-
-function toError(err: unknown): WireError {
-  if (err && typeof err === 'object' && typeof (err as WireError).code === 'string') return err as WireError;
-  return bad(`the chunk could not be staged: ${err instanceof Error ? err.message : String(err)}`);
 }
 
 async function opfsRoot(): Promise<FileSystemDirectoryHandle | null> {
