@@ -389,7 +389,8 @@ export class Database implements Transaction {
   /** `[start, end)` of a stored BLOB for a range, checked in the worker as `readBlob` checks it. */
   async #range(table: string, column: string, rowid: number | bigint, options: BlobRange): Promise<[number, number]> {
     const fields = blobFields(table, column, rowid, options);
-    return (await this.#gate(() => this.#client.call('blobRange', fields))) as [number, number];
+    const [start, end] = (await this.#gate(() => this.#client.call('blobRange', fields))) as Float64Array;
+    return [start, end];
   }
 }
 

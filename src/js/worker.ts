@@ -12,7 +12,8 @@ interface Conn {
   streamWrite(stream: number, offset: number, chunk: Uint8Array): void;
   streamEnd(ok: boolean): void;
   readBlob(table: string, column: string, rowid: number | bigint, offset?: number, length?: number): Uint8Array;
-  blobRange(table: string, column: string, rowid: number | bigint, offset?: number, length?: number): [number, number];
+  /** `[start, end]` (wasm-bindgen returns a `Vec<f64>` as a `Float64Array`). */
+  blobRange(table: string, column: string, rowid: number | bigint, offset?: number, length?: number): Float64Array;
   executeBatch(sql: string, sets: unknown): unknown;
   query(sql: string, params: unknown): QueryResult;
   queryBytes(sql: string, params: unknown): Uint8Array;
