@@ -52,6 +52,31 @@ test('blobStream reads a value chunk by chunk, whole or a range; blobFile return
   });
 });
 
+test('blobStream reads ahead at most one chunk: a consumer that stops reading stops the reads', async (t) => {
+  const r = await onDb(t, async (db) => {
+    await db.execute('CREATE TABLE m(id INTEGER PRIMARY KEY, data BLOB)');
+    await db.execute('INSERT INTO m VALUES (1, zeroblob(100000))');
+    // Count the reads the stream makes (it reads through db.readBlob).
+    let reads = 0;
+    const readBlob = db.readBlob.bind(db);
+    db.readBlob = (...args) => (reads++, readBlob(...args));
+    const reader = db.blobStream('m', 'data', 1, { chunkSize: 1000 }).getReader();
+    await reader.read();
+    // Let any read the stream wanted to make reach the worker and come back:
+    // calls complete in order, so these queries finish after it.
+    for (let i = 0; i < 5; i++) {
+      await db.query('SELECT 1');
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    const whilePaused = reads;
+    let total = 1000;
+    for (let c = await reader.read(); !c.done; c = await reader.read()) total += c.value.length;
+    return { whilePaused, total, reads };
+  });
+  assert.ok(r.whilePaused <= 2, `read ${r.whilePaused} chunks for a consumer that took one`);
+  assert.deepEqual({ total: r.total, reads: r.reads }, { total: 100000, reads: 100 });
+});
+
 test('blobFile assembles a value over several 4 MB reads and 32 MB batches exactly, with its type', async (t) => {
   const r = await onDb(t, async (db) => {
     const MB = 1 << 20;
