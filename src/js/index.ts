@@ -10,7 +10,7 @@
 
 import { Client } from './client.js';
 import { ResqError, badParam } from './errors.js';
-import { StagedParam, Transfer, isDetached, prepareParams, type Params, type SqlValue } from './params.js';
+import { StagedParam, Transfer, USED, isDetached, prepareParams, type Outgoing, type Params, type SqlValue } from './params.js';
 import { FIX_BIGINT, FIX_BLOB_OWN, type Op, type QueryResult, type Requests, type Storage } from './protocol.js';
 
 export { ResqError, Transfer };
@@ -242,13 +242,7 @@ export class Database implements Transaction {
    * outside the value with RESQ_RANGE.
    */
   readBlob(table: string, column: string, rowid: number | bigint, options: BlobRange = {}): Promise<Uint8Array> {
-    let fields: Requests['readBlob'];
-    try {
-      fields = blobFields(table, column, rowid, options);
-    } catch (err) {
-      return this.#gate(() => this.#client.fail(err as ResqError));
-    }
-    return this.#gate(() => this.#client.call('readBlob', fields) as Promise<Uint8Array>);
+    return this.#checked('readBlob', () => blobFields(table, column, rowid, options)) as Promise<Uint8Array>;
   }
 
   /** Closes the database and stops its worker. Later calls reject with RESQ_CLOSED. */
@@ -308,29 +302,31 @@ export class Database implements Transaction {
     params: Params | readonly Params[] | undefined,
     waits: boolean,
   ): () => Promise<unknown> {
-    const transfer = new Set<Transferable>();
+    const out: Outgoing = { transfer: new Set(), staged: [] };
     const threshold = waits ? 0 : this.#threshold;
     let fields: Requests['execute'] | Requests['executeBatch'];
     try {
       if (typeof sql !== 'string') throw badParam('sql must be a string');
       if (op === 'executeBatch') {
         if (!Array.isArray(params)) throw badParam('executeBatch takes an array of parameter sets');
-        fields = { sql, sets: params.map((p) => prepareParams(p, threshold, transfer)) };
+        fields = { sql, sets: params.map((p) => prepareParams(p, threshold, out)) };
       } else {
-        fields = { sql, params: prepareParams(params, threshold, transfer) };
+        fields = { sql, params: prepareParams(params, threshold, out) };
       }
     } catch (err) {
       return () => this.#client.fail(err as ResqError);
     }
-    const send = () => this.#client.call(op, fields as Requests['execute'] & Requests['executeBatch'], [...transfer]);
+    // Only `execute` stores staged values (elsewhere the worker refuses them).
+    const staged = op === 'execute' ? out.staged : [];
+    if (staged.length > 0) (fields as Requests['execute']).staged = true;
+    const send = () => this.#client.call(op, fields as Requests['execute'] & Requests['executeBatch'], [...out.transfer]);
     if (op === 'query') return async () => decodeRows((await send()) as QueryResult);
-    const staged = op === 'execute' && params && typeof params === 'object' ? Object.values(params).filter((v) => v instanceof StagedBlob) : [];
     if (staged.length === 0) return send;
     // A staged blob is consumed by the call that stores it (the worker has
     // discarded it); a failed call leaves it usable.
     return async () => {
       const r = await send();
-      for (const b of staged) (b as StagedBlob)[USED]();
+      for (const b of staged) b[USED]();
       return r;
     };
   }
@@ -379,18 +375,32 @@ export class Database implements Transaction {
    * reads it in 4 MB chunks and assembles the `Blob` itself, so the page
    * receives a handle, not bytes to copy.
    */
-  async blobFile(table: string, column: string, rowid: number | bigint, options: { type?: string } = {}): Promise<Blob> {
-    const fields = cell(table, column, rowid);
-    const type = options?.type ?? '';
-    if (typeof type !== 'string') throw badParam('type must be a string (a MIME type such as "video/webm")');
-    return (await this.#gate(() => this.#client.call('blobFile', { ...fields, type }))) as Blob;
+  blobFile(table: string, column: string, rowid: number | bigint, options: { type?: string } = {}): Promise<Blob> {
+    return this.#checked('blobFile', () => {
+      const type = options?.type ?? '';
+      if (typeof type !== 'string') throw badParam('type must be a string (a MIME type such as "video/webm")');
+      return { ...cell(table, column, rowid), type };
+    }) as Promise<Blob>;
   }
 
   /** `[start, end)` of a stored BLOB for a range, checked in the worker as `readBlob` checks it. */
   async #range(table: string, column: string, rowid: number | bigint, options: BlobRange): Promise<[number, number]> {
-    const fields = blobFields(table, column, rowid, options);
-    const [start, end] = (await this.#gate(() => this.#client.call('blobRange', fields))) as Float64Array;
+    const [start, end] = (await this.#checked('blobRange', () => blobFields(table, column, rowid, options))) as Float64Array;
     return [start, end];
+  }
+
+  /**
+   * Sends `op` with the fields `build` checks and makes. Arguments it
+   * refuses fail in their turn, after the calls made before, like every call.
+   */
+  #checked<K extends Op>(op: K, build: () => Requests[K]): Promise<unknown> {
+    let fields: Requests[K];
+    try {
+      fields = build();
+    } catch (err) {
+      return this.#gate(() => this.#client.fail(err as ResqError));
+    }
+    return this.#gate(() => this.#client.call(op, fields));
   }
 }
 
@@ -398,7 +408,6 @@ export class Database implements Transaction {
 const WRITABLE_IN_FLIGHT = 8;
 
 type Send = <K extends Op>(op: K, fields: Requests[K], transfer?: Transferable[]) => Promise<unknown>;
-const USED = Symbol('used');
 
 /** See {@link Database.stageBlob}. */
 export class StagedBlob extends StagedParam {

@@ -16,6 +16,9 @@ export class Transfer {
   }
 }
 
+/** Marks a staged value used up: the call that stored it succeeded. */
+export const USED = Symbol('used');
+
 /**
  * A value whose bytes already wait in the worker (a `StagedBlob`): a
  * parameter set carries only its id.
@@ -23,6 +26,14 @@ export class Transfer {
 export abstract class StagedParam {
   /** The id in the worker; throws RESQ_BAD_PARAM (naming `label`) once used or discarded. */
   abstract stagedId(label: string): number;
+  /** @internal the call that stored it succeeded */
+  abstract [USED](): void;
+}
+
+/** What a call sends besides its parameters: buffers to move, staged values it uses. */
+export interface Outgoing {
+  transfer: Set<Transferable>;
+  staged: StagedParam[];
 }
 
 /**
@@ -42,20 +53,24 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-/** Prepares one parameter set; buffers to move are added to `transfer`. */
-export function prepareParams(params: unknown, threshold: number, transfer: Set<Transferable>): unknown {
+/** Prepares one parameter set; buffers to move and staged values used are added to `out`. */
+export function prepareParams(params: unknown, threshold: number, out: Outgoing): unknown {
   if (params === undefined || params === null) return undefined;
-  if (Array.isArray(params)) return params.map((v, i) => prepareValue(v, threshold, transfer, `parameter ${i + 1}`));
+  if (Array.isArray(params)) return params.map((v, i) => prepareValue(v, threshold, out, `parameter ${i + 1}`));
   if (isPlainObject(params)) {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(params)) out[k] = prepareValue(params[k], threshold, transfer, `:${k}`);
-    return out;
+    const set: Record<string, unknown> = {};
+    for (const k of Object.keys(params)) set[k] = prepareValue(params[k], threshold, out, `:${k}`);
+    return set;
   }
   throw badParam('parameters must be an array (for ?) or a plain object (for :name)');
 }
 
-function prepareValue(v: unknown, threshold: number, transfer: Set<Transferable>, label: string): unknown {
-  if (v instanceof StagedParam) return { __resqStaged: v.stagedId(label) };
+function prepareValue(v: unknown, threshold: number, { transfer, staged }: Outgoing, label: string): unknown {
+  if (v instanceof StagedParam) {
+    const id = v.stagedId(label);
+    staged.push(v);
+    return { __resqStaged: id };
+  }
   if (v instanceof Transfer) {
     if (v.detached || isDetached(v.bytes.buffer)) throw badParam(`${label}: the buffer is detached (already transferred)`);
     if (!(v.bytes.buffer instanceof ArrayBuffer)) return copyOf(v.bytes, transfer);

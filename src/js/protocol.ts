@@ -9,7 +9,8 @@ export type Storage = 'opfs' | 'memory';
 
 export interface Requests {
   open: { name: string; storage: Storage; blobTransferThreshold: number };
-  execute: { sql: string; params?: unknown };
+  /** `staged`: the parameters hold staged blobs (`{ __resqStaged: id }`) to store. */
+  execute: { sql: string; params?: unknown; staged?: true };
   query: { sql: string; params?: unknown };
   queryBytes: { sql: string; params?: unknown };
   executeBatch: { sql: string; sets: unknown[] };

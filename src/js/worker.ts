@@ -93,7 +93,7 @@ async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
   switch (req.op) {
     case 'execute': {
       const used: number[] = [];
-      const params = resolveStaged(req.params, used);
+      const params = req.staged ? resolveStaged(req.params, used) : req.params;
       const { changes, lastInsertRowid, streams } = conn.execute(req.sql, params);
       if (streams) await writeStreams(conn, streams);
       for (const id of used) await stages!.discard(id);
@@ -168,8 +168,7 @@ function resolveStaged(params: unknown, used: number[]): unknown {
     }
     return sources.get(id);
   };
-  const swapped = Array.isArray(params) ? params.map(swap) : Object.fromEntries(Object.entries(params).map(([k, v]) => [k, swap(v)]));
-  return used.length ? swapped : params;
+  return Array.isArray(params) ? params.map(swap) : Object.fromEntries(Object.entries(params).map(([k, v]) => [k, swap(v)]));
 }
 
 /** Bytes per read when `blobFile` assembles a value, and per `Blob` it adds. */
