@@ -9,7 +9,7 @@
 // p95, n, busy? }, and optionally `passes`: the args of each pass (an
 // order-flipped pair, say), all run in the same browser session.
 import { chromium } from 'playwright-core';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { serve } from '../scripts/serve.mjs';
@@ -17,7 +17,17 @@ import { CHROMIUM_ARGS } from '../tests/e2e/harness.mjs';
 
 const name = process.argv[2] ?? 'compare';
 const root = resolve(import.meta.dirname, '..');
-const server = await serve(root, 0, { isolated: true });
+// Databases run in the probe worker (the package's worker plus counters the
+// benchmarks read: bytes written to OPFS, wasm memory); the package itself
+// has no such hooks.
+const probe = readFileSync(resolve(root, 'tests/e2e/probe-worker.js'), 'utf8');
+const server = await serve(root, 0, {
+  isolated: true,
+  overrides: {
+    '/pkg/worker.js': `const PROBE_OPTIONS = {};\n${probe}`,
+    '/pkg/worker-real.js': readFileSync(resolve(root, 'pkg/worker.js'), 'utf8'),
+  },
+});
 // A real on-disk profile: a launch() without one is off the record, and
 // Chromium then keeps OPFS in memory, far slower for large files than disk.
 const profile = mkdtempSync(resolve(tmpdir(), 'resq-bench-'));

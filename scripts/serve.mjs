@@ -6,6 +6,8 @@
 //
 // With { isolated: true } pages are cross-origin isolated (COOP + COEP), which
 // gives benchmarks 5 µs timers instead of 100 µs and tests SharedArrayBuffer.
+// `overrides` maps URL paths to text served in place of the file there (the
+// benchmarks' probe worker; see tests/e2e/probe-worker.js).
 
 import { createServer } from 'node:http';
 import { createReadStream, statSync } from 'node:fs';
@@ -26,10 +28,16 @@ const TYPES = {
   '.map': 'application/json',
 };
 
-export function serve(folder, port = 0, { isolated = false } = {}) {
+export function serve(folder, port = 0, { isolated = false, overrides = {} } = {}) {
   const root = resolve(folder);
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const isolation = isolated ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {};
+    if (path in overrides) {
+      const body = Buffer.from(overrides[path]);
+      const type = TYPES[extname(path)] ?? 'application/octet-stream';
+      return void res.writeHead(200, { 'content-type': type, 'content-length': body.length, 'cache-control': 'no-store', ...isolation }).end(body);
+    }
     let file = normalize(join(root, path));
     if (!file.startsWith(root)) return void res.writeHead(403).end();
     try {
@@ -39,7 +47,7 @@ export function serve(folder, port = 0, { isolated = false } = {}) {
         'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
         'content-length': size,
         'cache-control': 'no-store',
-        ...(isolated && { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' }),
+        ...isolation,
       });
       createReadStream(file).pipe(res);
     } catch {

@@ -110,3 +110,21 @@ export async function engineWorker(name) {
     close: async () => { await call({ op: 'close' }); w.terminate(); },
   };
 }
+
+/**
+ * Asks the probe worker of database `name` (benches/run.mjs serves
+ * tests/e2e/probe-worker.js in place of the package's worker): `written`
+ * (bytes written to OPFS) or `memory` (the wasm instance's bytes).
+ */
+export function probe(name, what) {
+  return new Promise((resolve) => {
+    const channel = new BroadcastChannel('resq-wasm-probe');
+    const id = Math.random();
+    channel.onmessage = ({ data }) => {
+      if (data.id !== id) return;
+      channel.close();
+      resolve(data.value);
+    };
+    channel.postMessage({ probe: what, worker: `resq-wasm: ${name}`, id });
+  });
+}

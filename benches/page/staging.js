@@ -2,14 +2,15 @@
 // run: (a) `UPDATE … SET data = CAST(data || ? AS BLOB)` per chunk, (b)
 // `stageBlob()` + one INSERT, (c) one INSERT of the whole value (the floor).
 // Bytes written are counted in the worker at the VFS boundary (every OPFS
-// SyncAccessHandle.write: database, journal, temp files).
+// SyncAccessHandle.write: database, journal, temp files) by the probe worker.
 import { open } from 'resq-wasm';
-import { floorWorker, randomBytes, KB, MB } from './measure.js';
+import { floorWorker, probe, randomBytes, KB, MB } from './measure.js';
 
 async function build(way, chunks) {
-  const db = await open(`bench-stage-${way}-${Math.random().toString(36).slice(2, 8)}.db`);
+  const name = `bench-stage-${way}-${Math.random().toString(36).slice(2, 8)}.db`;
+  const db = await open(name);
   await db.execute('CREATE TABLE v(id INTEGER PRIMARY KEY, data BLOB)');
-  const before = (await db.stats()).opfsBytesWritten;
+  const before = await probe(name, 'written');
   const t0 = performance.now();
   if (way === 'a: data || ? per chunk') {
     await db.execute("INSERT INTO v(id, data) VALUES (1, x'')");
@@ -36,7 +37,7 @@ async function build(way, chunks) {
     await db.execute('INSERT INTO v(id, data) VALUES (1, ?)', [whole]);
   }
   const ms = performance.now() - t0;
-  const { opfsBytesWritten, wasmMemoryBytes } = await db.stats();
+  const [opfsBytesWritten, wasmMemoryBytes] = [await probe(name, 'written'), await probe(name, 'memory')];
   const got = await db.readBlob('v', 'data', 1, { offset: (chunks.length - 1) * chunks[0].length });
   const last = chunks[chunks.length - 1];
   if (got.length !== last.length || got.some((x, i) => x !== last[i])) throw new Error(`wrong bytes: ${way}`);

@@ -16,8 +16,10 @@
 
 pub mod error;
 pub mod json;
+pub mod name;
 pub mod params;
 pub mod sql;
+pub mod stream;
 pub mod value;
 pub mod wire;
 

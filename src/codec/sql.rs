@@ -33,6 +33,13 @@ pub fn controls_transaction(stmt: &str) -> bool {
     )
 }
 
+/// Whether a statement rolls back (`ROLLBACK`, `ROLLBACK TO x`): values
+/// read before it may no longer be the stored ones.
+pub fn is_rollback(stmt: &str) -> bool {
+    let s = skip_blank(stmt).as_bytes();
+    s.len() >= 8 && s[..8].eq_ignore_ascii_case(b"ROLLBACK") && !s.get(8).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
 /// An identifier (table, column, schema name) quoted for SQL: `"a""b"`.
 pub fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
@@ -56,6 +63,16 @@ mod tests {
         }
         for s in ["x", "; SELECT 1", "-- c\nSELECT", "/* a */ b", "/* unterminated"] {
             assert_eq!(is_blank(s), s == "/* unterminated", "{s:?}");
+        }
+    }
+
+    #[test]
+    fn rollbacks() {
+        for s in ["ROLLBACK", "rollback to x", " -- c\n Rollback;", "ROLLBACK TRANSACTION"] {
+            assert!(is_rollback(s), "{s:?}");
+        }
+        for s in ["SELECT 1", "ROLLBACKS", "RELEASE x", "", "rollback_log"] {
+            assert!(!is_rollback(s), "{s:?}");
         }
     }
 

@@ -30,8 +30,9 @@ pub enum Value {
     Text(Span),
     /// Bytes in the arena.
     Blob(Span),
-    /// A BLOB of this many zero bytes, filled later by incremental blob I/O.
-    ZeroBlob(u64),
+    /// A `Blob`/`File` of this many bytes that streams: bound as a
+    /// placeholder, written after the statement (see [`super::stream`]).
+    Streamed(u64),
 }
 
 impl Value {

@@ -4,7 +4,7 @@
 // pending and future call with RESQ_WORKER_DIED.
 
 import { ResqError } from './errors.js';
-import type { Fatal, Op, Reply, Requests, WireError } from './protocol.js';
+import type { Fatal, Op, Replies, Reply, Requests, WireError } from './protocol.js';
 
 /** The part of a Worker or MessagePort the client needs. */
 export interface Port {
@@ -28,16 +28,16 @@ export class Client {
     port.addEventListener('message', (e) => this.#receive(e.data as Reply | Fatal));
   }
 
-  call<K extends Op>(op: K, fields: Requests[K], transfer: Transferable[] = []): Promise<unknown> {
+  call<K extends Op>(op: K, fields: Requests[K], transfer: Transferable[] = []): Promise<Replies[K]> {
     if (this.#dead) return Promise.reject(this.#dead);
     const id = this.#nextId++;
     try {
       this.#port.postMessage({ ...fields, id, op }, transfer);
     } catch (err) {
       // Nothing was sent: a value the structured clone cannot carry.
-      return this.fail(new ResqError('RESQ_BAD_PARAM', `a parameter cannot be sent to the worker: ${(err as Error).message}`));
+      return this.fail(new ResqError('RESQ_BAD_PARAM', `a parameter cannot be sent to the worker: ${(err as Error).message}`)) as Promise<never>;
     }
-    return new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+    return new Promise((resolve, reject) => this.#pending.set(id, { resolve: resolve as (v: unknown) => void, reject }));
   }
 
   /**
@@ -48,7 +48,7 @@ export class Client {
   fail(error: ResqError): Promise<never> {
     const wire: WireError = { code: error.code, message: error.message };
     if (error.errno !== undefined) wire.errno = error.errno;
-    return this.call('fail', { error: wire }) as Promise<never>;
+    return this.call('fail', { error: wire });
   }
 
   /** Rejects everything pending and everything after with RESQ_WORKER_DIED. */

@@ -4,6 +4,7 @@
 // Below the threshold, the structured clone copies them.
 
 import { badParam } from './errors.js';
+import type { StagedRef } from './protocol.js';
 
 /** Marks bytes to hand over to the worker without a copy; see `transfer()`. */
 export class Transfer {
@@ -24,14 +25,19 @@ export const USED = Symbol('used');
  * parameter set carries only its id.
  */
 export abstract class StagedParam {
-  /** The id in the worker; throws RESQ_BAD_PARAM (naming `label`) once used or discarded. */
-  abstract stagedId(label: string): number;
+  /**
+   * The id in the worker of database `owner`; throws RESQ_BAD_PARAM (naming
+   * `label`) once used or discarded, or when it belongs to another database.
+   */
+  abstract stagedId(label: string, owner: object): number;
   /** @internal the call that stored it succeeded */
   abstract [USED](): void;
 }
 
 /** What a call sends besides its parameters: buffers to move, staged values it uses. */
 export interface Outgoing {
+  /** The database the call goes to (staged values belong to one). */
+  owner: object;
   transfer: Set<Transferable>;
   staged: StagedParam[];
 }
@@ -65,11 +71,11 @@ export function prepareParams(params: unknown, threshold: number, out: Outgoing)
   throw badParam('parameters must be an array (for ?) or a plain object (for :name)');
 }
 
-function prepareValue(v: unknown, threshold: number, { transfer, staged }: Outgoing, label: string): unknown {
+function prepareValue(v: unknown, threshold: number, { owner, transfer, staged }: Outgoing, label: string): unknown {
   if (v instanceof StagedParam) {
-    const id = v.stagedId(label);
+    const id = v.stagedId(label, owner);
     staged.push(v);
-    return { __resqStaged: id };
+    return { __resqStaged: id } satisfies StagedRef;
   }
   if (v instanceof Transfer) {
     if (v.detached || isDetached(v.bytes.buffer)) throw badParam(`${label}: the buffer is detached (already transferred)`);

@@ -1,5 +1,7 @@
-// The messages between the page and the worker. Mirrors src/codec/wire.rs
-// (the `query()` result layout); change both together.
+// The messages between the page and the worker, written down once: each
+// request by op, the reply value each op resolves with, the error and fatal
+// shapes, the staged-blob marker, and the `query()` result layout (which
+// mirrors src/codec/wire.rs; change both together).
 //
 // Every request carries an id; the worker answers each one, in the order it
 // received them, with a Reply of the same id. A worker that can no longer
@@ -7,30 +9,72 @@
 
 export type Storage = 'opfs' | 'memory';
 
+/** A stored value's address. */
+export interface Cell {
+  table: string;
+  column: string;
+  rowid: number | bigint;
+}
+
+/** A range of a stored value; both default to the whole value. */
+export interface Range {
+  offset?: number;
+  length?: number;
+}
+
 export interface Requests {
-  open: { name: string; storage: Storage; blobTransferThreshold: number };
-  /** `staged`: the parameters hold staged blobs (`{ __resqStaged: id }`) to store. */
+  /** `lock`: a Web Lock the worker holds while it lives (the page learns of its end). */
+  open: { name: string; storage: Storage; blobTransferThreshold: number; lock: string };
+  /** `staged`: the parameters hold staged blobs ({@link StagedRef}) to store. */
   execute: { sql: string; params?: unknown; staged?: true };
   query: { sql: string; params?: unknown };
   queryBytes: { sql: string; params?: unknown };
   executeBatch: { sql: string; sets: unknown[] };
-  readBlob: { table: string; column: string; rowid: number | bigint; offset?: number; length?: number };
-  blobRange: { table: string; column: string; rowid: number | bigint; offset?: number; length?: number };
-  blobFile: { table: string; column: string; rowid: number | bigint; type: string };
+  readBlob: Cell & Range;
+  blobFile: Cell & { type: string };
+  blobStreamOpen: Cell & Range;
+  blobStreamRead: { session: number; offset: number; length: number };
+  blobStreamClose: { session: number };
   stageOpen: Record<string, never>;
   stageAppend: { stage: number; chunk: Uint8Array | Blob };
   stageDiscard: { stage: number };
   close: Record<string, never>;
-  /** Counters for benchmarks: wasm memory, bytes written to OPFS. */
-  stats: Record<string, never>;
-  /** Makes the wasm panic (trap), for the worker-death tests. */
-  crashForTests: Record<string, never>;
   /**
    * A call the page already refused (a bad parameter): the worker only sends
    * `error` back, so the rejection comes in its turn, after the replies to
    * the calls made before it.
    */
   fail: { error: WireError };
+}
+
+/** `{ changes, lastInsertRowid }` of `execute` and `executeBatch`. */
+export interface RunResult {
+  /** Rows changed by the statement (for `executeBatch`, by all sets together). */
+  changes: number;
+  /** A number, or a bigint outside ±(2^53 − 1). */
+  lastInsertRowid: number | bigint;
+}
+
+/** What each op resolves with. */
+export interface Replies {
+  open: null;
+  execute: RunResult;
+  query: QueryResult;
+  queryBytes: Uint8Array;
+  executeBatch: RunResult;
+  readBlob: Uint8Array;
+  blobFile: Blob;
+  /** session, start, end. */
+  blobStreamOpen: Float64Array;
+  blobStreamRead: Uint8Array;
+  blobStreamClose: null;
+  /** The staged blob's id. */
+  stageOpen: number;
+  /** Bytes staged so far. */
+  stageAppend: number;
+  stageDiscard: null;
+  close: null;
+  fail: never;
 }
 
 export type Op = keyof Requests;
@@ -47,6 +91,14 @@ export type Reply = { id: number; ok: true; value: unknown } | { id: number; ok:
 export interface Fatal {
   fatal: string;
 }
+
+/** A staged blob inside a parameter set on its way to the worker. */
+export interface StagedRef {
+  __resqStaged: number;
+}
+
+export const isStagedRef = (v: unknown): v is StagedRef =>
+  typeof v === 'object' && v !== null && typeof (v as StagedRef).__resqStaged === 'number' && Object.keys(v).length === 1;
 
 /** What `query` sends: JSON rows plus fix-ups for the cells JSON cannot carry. */
 export interface QueryResult {

@@ -31,6 +31,13 @@ const LOCK_PREFIX = 'resq-wasm-stage:';
 /** Bytes a staged blob keeps in the worker's memory before it spills to OPFS. */
 export const STAGE_MEMORY_CAP = 4 << 20;
 
+/**
+ * Without OPFS (a memory database in a browser without it) staged bytes
+ * have nowhere to spill: all staged blobs of this worker together may keep
+ * this much in memory, and an append past it is refused with RESQ_UNSUPPORTED.
+ */
+export const STAGE_MEMORY_BUDGET = 64 << 20;
+
 interface Stage {
   size: number;
   chunks: Uint8Array[];
@@ -68,6 +75,8 @@ export class StageSpace {
   #nextId = 1;
   #dir: FileSystemDirectoryHandle | null = null;
   #dirName: string;
+  /** Staged bytes held in memory, all staged blobs together. */
+  #inMemory = 0;
 
   /** Call {@link claim} before anything is staged. */
   constructor(dirName: string) {
@@ -124,10 +133,20 @@ export class StageSpace {
         s.access = await s.file.createSyncAccessHandle();
         let at = 0;
         for (const c of s.chunks) at += write(s.access, c, at);
+        this.#inMemory -= at;
         s.chunks = [];
       }
       if (s.access) write(s.access, bytes, s.size);
-      else s.chunks.push(bytes);
+      else {
+        if (this.#inMemory + bytes.byteLength > STAGE_MEMORY_BUDGET && !(await this.#directory())) {
+          throw {
+            code: 'RESQ_UNSUPPORTED',
+            message: `staging more than ${STAGE_MEMORY_BUDGET >> 20} MB needs OPFS, which this browser does not offer here: the bytes would all stay in the worker's memory`,
+          } satisfies WireError;
+        }
+        s.chunks.push(bytes);
+        this.#inMemory += bytes.byteLength;
+      }
       s.size += bytes.byteLength;
       return s.size;
     } catch (err) {
@@ -169,6 +188,7 @@ export class StageSpace {
     const s = this.#stages.get(id);
     if (!s) return;
     this.#stages.delete(id);
+    for (const c of s.chunks) this.#inMemory -= c.byteLength;
     s.access?.close();
     if (s.file) await this.#dir?.removeEntry(s.file.name).catch(() => {});
   }
@@ -223,11 +243,3 @@ async function opfsRoot(): Promise<FileSystemDirectoryHandle | null> {
     return null;
   }
 }
-
-/** Marks a staged blob inside a parameter set on its way to the worker. */
-export interface StagedRef {
-  __resqStaged: number;
-}
-
-export const isStagedRef = (v: unknown): v is StagedRef =>
-  typeof v === 'object' && v !== null && typeof (v as StagedRef).__resqStaged === 'number' && Object.keys(v).length === 1;

@@ -2,23 +2,10 @@
 // connection, and answers the page's requests in the order they arrive.
 // The page never loads the wasm; only this file does.
 
-// @ts-ignore -- generated into pkg/wasm/ by wasm-bindgen during the build
-import init, { Connection, crashForTests, wasmMemoryBytes } from './wasm/resq_wasm.js';
-import type { QueryResult, Reply, Request, WireError } from './protocol.js';
-import { StageSpace, StagedSource, isStagedRef } from './stage.js';
-
-interface Conn {
-  execute(sql: string, params: unknown): { changes: number; lastInsertRowid: number | bigint; streams?: Blob[] };
-  streamWrite(stream: number, offset: number, chunk: Uint8Array): void;
-  streamEnd(ok: boolean): void;
-  readBlob(table: string, column: string, rowid: number | bigint, offset?: number, length?: number): Uint8Array;
-  /** `[start, end]` (wasm-bindgen returns a `Vec<f64>` as a `Float64Array`). */
-  blobRange(table: string, column: string, rowid: number | bigint, offset?: number, length?: number): Float64Array;
-  executeBatch(sql: string, sets: unknown): unknown;
-  query(sql: string, params: unknown): QueryResult;
-  queryBytes(sql: string, params: unknown): Uint8Array;
-  close(): void;
-}
+import init, { Connection, streamLimit } from './wasm/resq_wasm.js';
+import type { Op, Replies, Request, Requests, WireError } from './protocol.js';
+import { isStagedRef } from './protocol.js';
+import { StageSpace, StagedSource } from './stage.js';
 
 /** The parts of DedicatedWorkerGlobalScope used here (the DOM lib lacks it). */
 interface WorkerScope {
@@ -31,124 +18,167 @@ interface WorkerScope {
 
 const scope = self as unknown as WorkerScope;
 
-/**
- * Bytes this worker has written to OPFS (every sync access handle: the
- * database, its journal, staged blobs): the VFS-level write counter the
- * benchmarks read. Counting costs one addition per write.
- */
-let opfsBytesWritten = 0;
-const SyncHandle = (globalThis as { FileSystemSyncAccessHandle?: { prototype: { write(b: ArrayBufferView, o?: unknown): number } } })
-  .FileSystemSyncAccessHandle;
-if (SyncHandle) {
-  const write = SyncHandle.prototype.write;
-  SyncHandle.prototype.write = function (buffer: ArrayBufferView, options?: unknown) {
-    const n = write.call(this, buffer, options);
-    opfsBytesWritten += n;
-    return n;
-  };
-}
-let conn: Conn | null = null;
+let conn: Connection | null = null;
 let stages: StageSpace | null = null;
 let ready: Promise<unknown> | null = null;
 let queue: Promise<void> = Promise.resolve();
 
 scope.onmessage = (e: MessageEvent<Request>) => {
   const req = e.data;
-  queue = queue.then(() => handle(req));
+  // `handle` answers every request; should it ever throw, the worker can no
+  // longer promise an answer to anything, so it ends (the page then rejects
+  // every pending call with RESQ_WORKER_DIED).
+  queue = queue.then(() => handle(req)).catch(die);
 };
 
 async function handle(req: Request): Promise<void> {
   const transfer: Transferable[] = [];
-  let reply: Reply;
+  let value: unknown;
   try {
-    reply = { id: req.id, ok: true, value: await run(req, transfer) };
+    value = await run(req, transfer);
   } catch (err) {
     if (err instanceof WebAssembly.RuntimeError) return die(err);
-    reply = { id: req.id, ok: false, error: toWireError(err) };
+    return post({ id: req.id, ok: false, error: toWireError(err) });
   }
-  scope.postMessage(reply, transfer);
+  try {
+    scope.postMessage({ id: req.id, ok: true, value }, transfer);
+  } catch (err) {
+    // The value could not be sent (not cloneable, say): this call fails
+    // with the reason, and the queue goes on.
+    post({ id: req.id, ok: false, error: { code: 'RESQ_UNSUPPORTED', message: `the reply could not be sent to the page: ${String(err)}` } });
+  }
 }
 
-async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
-  if (req.op === 'open') {
-    ready ??= init();
-    try {
-      await ready;
-    } catch (err) {
-      throw { code: 'RESQ_UNSUPPORTED', message: `could not load the SQLite wasm: ${String(err)}` };
-    }
-    conn = await Connection.open(req.name, req.storage, req.blobTransferThreshold);
-    // An OPFS database's stage directory is named after it (its pool makes
-    // it this worker's alone). Memory databases of one name can be open in
-    // several tabs at once, so each worker gets a directory of its own.
-    const dir = req.storage === 'opfs' ? `opfs-${encodeURIComponent(req.name)}` : `memory-${crypto.randomUUID()}`;
-    stages = new StageSpace(dir);
-    await stages.claim();
-    return null;
+/** Posts an error reply; if even that fails, the worker ends. */
+function post(reply: { id: number; ok: false; error: WireError }): void {
+  try {
+    scope.postMessage(reply);
+  } catch (err) {
+    die(err);
   }
-  if (req.op === 'stats') return { wasmMemoryBytes: ready ? wasmMemoryBytes() : 0, opfsBytesWritten };
-  if (req.op === 'crashForTests') return crashForTests();
-  if (req.op === 'fail') throw req.error;
-  if (!conn) throw { code: 'RESQ_CLOSED', message: 'the database is closed' };
-  switch (req.op) {
-    case 'execute': {
-      const used: number[] = [];
-      const params = req.staged ? resolveStaged(req.params, used) : req.params;
-      const { changes, lastInsertRowid, streams } = conn.execute(req.sql, params);
-      if (streams) await writeStreams(conn, streams);
-      for (const id of used) await stages!.discard(id);
-      return { changes, lastInsertRowid };
-    }
-    case 'blobRange':
-      return conn.blobRange(req.table, req.column, req.rowid, req.offset, req.length);
-    case 'blobFile': {
-      // Read in 4 MB chunks and assembled here, FILE_BATCH at a time (the
-      // browser composes Blobs by reference), so the page gets a handle,
-      // not bytes to copy, and this worker holds at most one batch.
-      const [, size] = conn.blobRange(req.table, req.column, req.rowid);
-      let file = new Blob([], { type: req.type });
-      let batch: BlobPart[] = [];
-      for (let at = 0; at < size; at += FILE_CHUNK) {
-        batch.push(conn.readBlob(req.table, req.column, req.rowid, at, Math.min(FILE_CHUNK, size - at)) as BlobPart);
-        if (batch.length * FILE_CHUNK >= FILE_BATCH || at + FILE_CHUNK >= size) {
-          file = new Blob([file, ...batch], { type: req.type });
-          batch = [];
-        }
+}
+
+type Run = { [K in Op]: (req: Requests[K], transfer: Transferable[]) => Promise<Replies[K]> | Replies[K] };
+
+/** What each request does, by op: the replies are typed by protocol.ts. */
+const ops: Omit<Run, 'open' | 'fail'> = {
+  async execute(req) {
+    const c = connection();
+    const used: number[] = [];
+    const params = await inlineSmall(req.staged ? resolveStaged(req.params, used) : req.params);
+    const { changes, lastInsertRowid, streams } = c.execute(req.sql, params) as Replies['execute'] & { streams?: Blob[] };
+    if (streams) await writeStreams(c, streams);
+    for (const id of used) await stages!.discard(id);
+    return { changes, lastInsertRowid };
+  },
+  async query(req, transfer) {
+    const r = connection().query(req.sql, await inlineSmall(req.params)) as Replies['query'];
+    transfer.push(r.json.buffer);
+    if (r.fixups) transfer.push(r.fixups.buffer, r.side!.buffer, ...r.buffers!.map((b) => b.buffer));
+    return r;
+  },
+  async queryBytes(req, transfer) {
+    const bytes = connection().queryBytes(req.sql, await inlineSmall(req.params));
+    transfer.push(bytes.buffer);
+    return bytes;
+  },
+  async executeBatch(req) {
+    const sets = await Promise.all(req.sets.map(inlineSmall));
+    return connection().executeBatch(req.sql, sets) as Replies['executeBatch'];
+  },
+  readBlob(req, transfer) {
+    const bytes = connection().readBlob(req.table, req.column, req.rowid, req.offset, req.length);
+    transfer.push(bytes.buffer);
+    return bytes;
+  },
+  blobFile(req) {
+    // Read in 4 MB chunks and assembled here, FILE_BATCH at a time (the
+    // browser composes Blobs by reference), so the page gets a handle, not
+    // bytes to copy, and this worker holds at most one batch. One request:
+    // no other call runs in between, so it is always one value.
+    const c = connection();
+    const [, size] = c.blobRange(req.table, req.column, req.rowid);
+    let file = new Blob([], { type: req.type });
+    let batch: BlobPart[] = [];
+    for (let at = 0; at < size; at += FILE_CHUNK) {
+      batch.push(c.readBlob(req.table, req.column, req.rowid, at, Math.min(FILE_CHUNK, size - at)) as BlobPart);
+      if (batch.length * FILE_CHUNK >= FILE_BATCH || at + FILE_CHUNK >= size) {
+        file = new Blob([file, ...batch], { type: req.type });
+        batch = [];
       }
-      return file;
     }
-    case 'stageOpen':
-      return stages!.create();
-    case 'stageAppend':
-      return stages!.append(req.stage, req.chunk);
-    case 'stageDiscard':
-      return stages!.discard(req.stage);
-    case 'readBlob': {
-      const bytes = conn.readBlob(req.table, req.column, req.rowid, req.offset, req.length);
-      transfer.push(bytes.buffer);
-      return bytes;
-    }
-    case 'executeBatch':
-      return conn.executeBatch(req.sql, req.sets);
-    case 'queryBytes': {
-      const bytes = conn.queryBytes(req.sql, req.params);
-      transfer.push(bytes.buffer);
-      return bytes;
-    }
-    case 'query': {
-      const r = conn.query(req.sql, req.params);
-      transfer.push(r.json.buffer);
-      if (r.fixups) transfer.push(r.fixups.buffer, r.side!.buffer, ...r.buffers!.map((b) => b.buffer));
-      return r;
-    }
-    case 'close': {
-      const c = conn;
-      conn = null;
-      c.close();
-      await stages?.discardAll();
-      return null;
-    }
+    return file;
+  },
+  blobStreamOpen(req) {
+    return connection().blobStreamOpen(req.table, req.column, req.rowid, req.offset, req.length);
+  },
+  blobStreamRead(req, transfer) {
+    const bytes = connection().blobStreamRead(req.session, req.offset, req.length);
+    transfer.push(bytes.buffer);
+    return bytes;
+  },
+  blobStreamClose(req) {
+    connection().blobStreamClose(req.session);
+    return null;
+  },
+  stageOpen() {
+    connection();
+    return stages!.create();
+  },
+  stageAppend(req) {
+    connection();
+    return stages!.append(req.stage, req.chunk);
+  },
+  async stageDiscard(req) {
+    connection();
+    await stages!.discard(req.stage);
+    return null;
+  },
+  async close() {
+    const c = connection();
+    conn = null;
+    c.close();
+    await stages?.discardAll();
+    return null;
+  },
+};
+
+async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
+  if (req.op === 'open') return open(req);
+  if (req.op === 'fail') throw req.error;
+  return (ops[req.op] as (r: Request, t: Transferable[]) => unknown)(req, transfer);
+}
+
+async function open(req: Requests['open']): Promise<null> {
+  // Held until this worker ends: the page waits on it to learn of an end
+  // nothing else reports.
+  await new Promise<void>((held) => {
+    const locks = (navigator as { locks?: LockManager }).locks;
+    if (!locks) return held();
+    locks.request(req.lock, () => {
+      held();
+      return new Promise(() => {});
+    });
+  });
+  ready ??= init();
+  try {
+    await ready;
+  } catch (err) {
+    throw { code: 'RESQ_UNSUPPORTED', message: `could not load the SQLite wasm: ${String(err)}` } satisfies WireError;
   }
+  conn = await Connection.open(req.name, req.storage, req.blobTransferThreshold);
+  // An OPFS database's stage directory is named after it (its pool makes
+  // it this worker's alone). Memory databases of one name can be open in
+  // several tabs at once, so each worker gets a directory of its own.
+  const dir = req.storage === 'opfs' ? `opfs-${encodeURIComponent(req.name)}` : `memory-${crypto.randomUUID()}`;
+  stages = new StageSpace(dir);
+  await stages.claim();
+  return null;
+}
+
+function connection(): Connection {
+  if (!conn) throw { code: 'RESQ_CLOSED', message: 'the database is closed' } satisfies WireError;
+  return conn;
 }
 
 /**
@@ -171,6 +201,31 @@ function resolveStaged(params: unknown, used: number[]): unknown {
   return Array.isArray(params) ? params.map(swap) : Object.fromEntries(Object.entries(params).map(([k, v]) => [k, swap(v)]));
 }
 
+/**
+ * A `Blob` parameter below the stream limit (a `File`, a staged value) is
+ * read now and passed as its bytes, so SQL sees exactly the file; larger
+ * ones stay `Blob`s and stream (see src/codec/stream.rs).
+ */
+async function inlineSmall(params: unknown): Promise<unknown> {
+  if (params === null || typeof params !== 'object') return params;
+  const entries = Array.isArray(params) ? params.map((v, i) => [i, v] as const) : Object.entries(params);
+  if (!entries.some(([, v]) => v instanceof Blob)) return params;
+  limit ??= streamLimit();
+  const read = async (key: number | string, v: unknown) => {
+    if (!(v instanceof Blob) || v.size >= limit!) return v;
+    if (v instanceof StagedSource) return v.read(0, new Uint8Array(v.size));
+    try {
+      return new Uint8Array(await v.arrayBuffer());
+    } catch (err) {
+      const label = typeof key === 'number' ? `parameter ${key + 1}` : `:${key}`;
+      throw { code: 'RESQ_BAD_PARAM', message: `${label}: the Blob or File could not be read: ${String(err)}` } satisfies WireError;
+    }
+  };
+  const values = await Promise.all(entries.map(([k, v]) => read(k, v)));
+  return Array.isArray(params) ? values : Object.fromEntries(entries.map(([k], i) => [k, values[i]]));
+}
+let limit: number | undefined;
+
 /** Bytes per read when `blobFile` assembles a value, and per `Blob` it adds. */
 const FILE_CHUNK = 4 << 20;
 const FILE_BATCH = 32 << 20;
@@ -185,7 +240,7 @@ let scratch: Uint8Array | undefined;
  * placeholders landed in, a chunk at a time, then commits; any failure (a
  * `Blob` that cannot be read, a write error) rolls the whole call back.
  */
-async function writeStreams(c: Conn, streams: Blob[]): Promise<void> {
+async function writeStreams(c: Connection, streams: Blob[]): Promise<void> {
   try {
     for (const [i, blob] of streams.entries()) {
       if (blob instanceof StagedSource) {
@@ -198,7 +253,7 @@ async function writeStreams(c: Conn, streams: Blob[]): Promise<void> {
         try {
           chunk = await blob.slice(at, at + STREAM_CHUNK).arrayBuffer();
         } catch (err) {
-          throw { code: 'RESQ_BAD_PARAM', message: `a Blob parameter could not be read: ${String(err)}` };
+          throw { code: 'RESQ_BAD_PARAM', message: `a Blob parameter could not be read: ${String(err)}` } satisfies WireError;
         }
         c.streamWrite(i, at, new Uint8Array(chunk));
       }
@@ -216,8 +271,11 @@ function toWireError(err: unknown): WireError {
   return { code: 'RESQ_BAD_PARAM', message: err instanceof Error ? err.message : String(err) };
 }
 
-/** The wasm instance trapped (a Rust panic): it cannot be trusted again. */
+/** The wasm instance trapped (a Rust panic), or the worker cannot answer: it cannot be trusted again. */
 function die(err: unknown): void {
-  scope.postMessage({ fatal: scope.__resqPanic ?? String(err) });
-  scope.close();
+  try {
+    scope.postMessage({ fatal: scope.__resqPanic ?? String(err) });
+  } finally {
+    scope.close();
+  }
 }

@@ -3,14 +3,12 @@
 //! cloneable objects `{ code, errno, message }` that the page turns into
 //! `ResqError`.
 
-use crate::codec::params::Supplied;
+use crate::codec::params::{plan, Supplied};
 use crate::codec::value::{Arena, Value};
 use crate::codec::Error;
 use js_sys::{Array, ArrayBuffer, BigInt, JsString, Object, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::Blob;
-
-use super::blobs::PendingBlob;
 
 #[wasm_bindgen::prelude::wasm_bindgen]
 extern "C" {
@@ -30,16 +28,6 @@ pub enum Params {
 }
 
 impl Params {
-    /// Whether any value is a `Blob` (or `File`): such a call streams.
-    pub fn has_blob(&self) -> bool {
-        let is_blob = |v: JsValue| v.is_instance_of::<Blob>();
-        match self {
-            Params::None => false,
-            Params::Positional(a) => a.iter().any(is_blob),
-            Params::Named(obj, keys) => keys.iter().any(|k| is_blob(Reflect::get(obj, &JsValue::from_str(k)).unwrap_or_default())),
-        }
-    }
-
     pub fn from_js(v: &JsValue) -> Result<Params, Error> {
         if v.is_undefined() || v.is_null() {
             return Ok(Params::None);
@@ -85,18 +73,34 @@ impl Params {
     }
 }
 
-/// Checks one value against API.md's table and stores it in the arena. A
-/// `Blob`/`File` becomes a `zeroblob` placeholder and joins `blobs` (when the
-/// call can stream; otherwise it is refused).
+/// Checks `params` against a statement's parameter `names` and stores
+/// each value in the arena. `Blob`s (a `File`, a staged value) become
+/// `Value::Streamed` and join `blobs` when the call can stream them (else they
+/// are refused); their labels come back in order.
+pub fn bind_params(params: &Params, names: &[Option<String>], arena: &mut Arena, mut blobs: Option<&mut Vec<Blob>>) -> Result<Vec<String>, Error> {
+    let mut labels = Vec::new();
+    for slot in plan(names, params.supplied())? {
+        let label = || slot.label.describe(params.keys());
+        let v = params.get(slot.value);
+        if let Some(blob) = v.dyn_ref::<Blob>() {
+            let Some(blobs) = blobs.as_deref_mut() else {
+                return Err(Error::BadParam(format!("{}: a Blob or File is taken by execute(); read it into a Uint8Array for this call", label())));
+            };
+            arena.push(Value::Streamed(blob.size() as u64));
+            blobs.push(blob.clone());
+            labels.push(label());
+        } else {
+            push_value(arena, &v, label)?;
+        }
+    }
+    Ok(labels)
+}
+
+/// Checks one value against API.md's table and stores it in the arena.
 ///
 /// `label` names the parameter (`parameter 2`, `:name`); it is called only
-/// when an error or a `Blob` needs the name.
-pub fn push_value(
-    arena: &mut Arena,
-    v: &JsValue,
-    label: impl Fn() -> String,
-    blobs: Option<&mut Vec<PendingBlob>>,
-) -> Result<(), Error> {
+/// when an error needs the name.
+fn push_value(arena: &mut Arena, v: &JsValue, label: impl Fn() -> String) -> Result<(), Error> {
     let bad = |what: String| Err(Error::BadParam(format!("{}: {what}", label())));
     if v.is_null() {
         arena.push(Value::Null);
@@ -120,13 +124,6 @@ pub fn push_value(
         arena.push_text(&String::from(s));
     } else if let Some(bytes) = as_bytes(v) {
         arena.push_blob_with(bytes.length() as usize, |dst| bytes.copy_to(dst));
-    } else if let Some(blob) = v.dyn_ref::<Blob>() {
-        let Some(blobs) = blobs else {
-            return bad("a Blob or File is taken by execute(); read it into a Uint8Array for this call".into());
-        };
-        let size = blob.size() as u64;
-        arena.push(Value::ZeroBlob(size));
-        blobs.push(PendingBlob { label: label(), blob: blob.clone(), size });
     } else if v.is_undefined() {
         return bad("undefined is not a SQLite value (use null)".into());
     } else if v.is_function() {

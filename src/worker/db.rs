@@ -1,27 +1,41 @@
-//! One SQLite connection: a statement cache keyed by SQL, a parameter arena
-//! and a JSON buffer that live as long as the connection (seed 001), and the
-//! loops behind `execute`, `query`, `queryBytes` and `executeBatch`.
+//! One SQLite connection as the package uses it: a statement cache keyed by
+//! SQL, a parameter arena and a JSON buffer that live as long as the
+//! connection (seed 001), and the loops behind `execute`, `query`,
+//! `queryBytes` and `executeBatch`. It takes and returns Rust values only;
+//! `entry.rs` converts from and to JS.
 //!
 //! Every statement is reset and its bindings cleared when a call ends, on
 //! every path, so a failed call leaves nothing bound or locked behind it.
 
-use super::blobs::{PendingBlob, Stream};
-use super::convert::{push_value, Params};
+use super::conn::Conn;
+use super::handle::Statement;
+use super::reads::Reads;
+use super::streams::{self, Stream, Streamed};
 use crate::codec::json::{encoded_key, JsonWriter};
-use crate::codec::params::plan;
+use crate::codec::params::{plan, Supplied};
+use crate::codec::stream::Placeholders;
 use crate::codec::value::{is_safe_integer, Arena, Value};
 use crate::codec::wire::{last_of_name, Fixups, FIX_BIGINT, FIX_BLOB_OWN};
 use crate::codec::{sql, Error, Result};
 use sqlite_wasm_rs as ffi;
-use std::ffi::{c_char, CStr, CString};
-use std::ptr;
+use std::ffi::CStr;
 
 /// Prepared statements kept per connection, most recently used first.
 const CACHE_SIZE: usize = 64;
 
+/// `(changes, lastInsertRowid)`.
+pub type Figures = (i64, i64);
+
+/// Fills the arena with one call's values, given the statement's parameter
+/// names (SQLite's order, `None` for a bare `?`). Returns the labels of the
+/// values that stream (`Value::Streamed`), in order.
+pub type Bind<'a> = dyn FnMut(&[Option<String>], &mut Arena) -> Result<Vec<String>> + 'a;
+
+const ONE_STATEMENT: &str = "with parameters, execute takes exactly one statement (run a script without parameters)";
+
 struct Cached {
     sql: String,
-    stmt: *mut ffi::sqlite3_stmt,
+    stmt: Statement,
     /// Parameter names in SQLite's order (`None` for a bare `?`).
     names: Vec<Option<String>>,
     /// Result columns as last seen, with their encoded JSON keys.
@@ -68,49 +82,49 @@ pub enum Rows {
     Objects,
 }
 
+/// A savepoint's three statements, written out once each.
+struct Savepoint {
+    begin: &'static str,
+    release: &'static str,
+    rollback: &'static str,
+}
+
+const SCRIPT: Savepoint = Savepoint { begin: "SAVEPOINT resq_script", release: "RELEASE resq_script", rollback: "ROLLBACK TO resq_script" };
+const BATCH: Savepoint = Savepoint { begin: "SAVEPOINT resq_batch", release: "RELEASE resq_batch", rollback: "ROLLBACK TO resq_batch" };
+const STREAM: Savepoint = Savepoint { begin: "SAVEPOINT resq_stream", release: "RELEASE resq_stream", rollback: "ROLLBACK TO resq_stream" };
+
+// Field order is drop order: statements and blob handles before the connection.
 pub struct Db {
-    raw: *mut ffi::sqlite3,
     cache: Vec<Cached>,
+    /// Target cells of a streaming `execute`, between its statement and
+    /// [`Db::stream_end`].
+    streams: Vec<Stream>,
+    reads: Reads,
     arena: Arena,
     pub json: JsonWriter,
     pub fixups: Fixups,
     /// BLOB results at or above this many bytes get a buffer of their own.
-    pub blob_threshold: usize,
-    /// `Blob` parameters of the call being bound.
-    pending: Vec<PendingBlob>,
-    /// `Blob` parameters of a streaming `execute`, between its statement and
-    /// [`Db::stream_end`].
-    pub(super) streams: Vec<Stream>,
-    /// Chunk-sized scratch for incremental blob reads, kept between calls.
-    pub(super) scratch: Vec<u8>,
-    /// The read handle kept between blob reads of one cell: table, column, rowid.
-    pub(super) read_cache: Option<(String, String, i64, *mut ffi::sqlite3_blob)>,
+    blob_threshold: usize,
+    placeholders: Placeholders,
+    conn: Conn,
 }
 
 impl Db {
-    pub fn open(name: &str, vfs: Option<&str>, blob_threshold: usize) -> Result<Db> {
-        let c_name = cstring(name)?;
-        let c_vfs = vfs.map(cstring).transpose()?;
-        let mut raw = ptr::null_mut();
-        let flags = ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_CREATE | ffi::SQLITE_OPEN_EXRESCODE;
-        let rc = unsafe {
-            ffi::sqlite3_open_v2(c_name.as_ptr(), &mut raw, flags, c_vfs.as_ref().map_or(ptr::null(), |v| v.as_ptr()))
-        };
+    /// Opens `name` with `vfs` (`None`: memory). `seed` makes this
+    /// connection's stream placeholders its own (any random number).
+    pub fn open(name: &str, vfs: Option<&str>, blob_threshold: usize, seed: u64) -> Result<Db> {
+        let conn = Conn::open(name, vfs)?;
         let mut db = Db {
-            raw,
             cache: Vec::new(),
+            streams: Vec::new(),
+            reads: Reads::new(&conn),
             arena: Arena::default(),
             json: JsonWriter::default(),
             fixups: Fixups::default(),
             blob_threshold,
-            pending: Vec::new(),
-            streams: Vec::new(),
-            scratch: Vec::new(),
-            read_cache: None,
+            placeholders: Placeholders::new(seed),
+            conn,
         };
-        if rc != ffi::SQLITE_OK {
-            return Err(db.error(rc));
-        }
         // A commit must reach the VFS's xSync (OPFS `flush()`): TRUNCATE keeps
         // the journal's pool slot and, with synchronous=FULL, syncs after the
         // truncation that marks the commit.
@@ -125,23 +139,6 @@ impl Db {
         Ok(db)
     }
 
-    pub(super) fn raw(&self) -> *mut ffi::sqlite3 {
-        self.raw
-    }
-
-    /// The error SQLite just reported, with its extended code and message.
-    pub(super) fn error(&self, rc: i32) -> Error {
-        if self.raw.is_null() {
-            return Error::Sqlite { errno: rc, message: "out of memory".into() };
-        }
-        let (errno, message) = unsafe {
-            let code = ffi::sqlite3_extended_errcode(self.raw);
-            let msg = CStr::from_ptr(ffi::sqlite3_errmsg(self.raw)).to_string_lossy().into_owned();
-            (if code & 0xff == rc & 0xff { code } else { rc }, msg)
-        };
-        Error::Sqlite { errno, message }
-    }
-
     /// A cached statement for exactly one statement of SQL. `Ok(None)` when
     /// the SQL holds more than one (a script), `BadParam` when it holds none.
     fn prepare_cached(&mut self, sql: &str) -> Result<Option<usize>> {
@@ -150,182 +147,173 @@ impl Db {
             self.cache.insert(0, hit);
             return Ok(Some(0));
         }
-        let (stmt, tail) = self.prepare(sql, ffi::SQLITE_PREPARE_PERSISTENT)?;
-        if stmt.is_null() {
+        let (stmt, tail) = self.conn.prepare(sql, ffi::SQLITE_PREPARE_PERSISTENT)?;
+        let Some(stmt) = stmt else {
             return Err(Error::BadParam("the SQL holds no statement".into()));
-        }
+        };
         if !sql::is_blank(tail) {
-            unsafe { ffi::sqlite3_finalize(stmt) };
             return Ok(None);
         }
-        let count = unsafe { ffi::sqlite3_bind_parameter_count(stmt) };
-        let names = (1..=count)
-            .map(|i| unsafe {
-                let p = ffi::sqlite3_bind_parameter_name(stmt, i);
-                (!p.is_null()).then(|| CStr::from_ptr(p).to_string_lossy().into_owned())
-            })
-            .collect();
-        if self.cache.len() == CACHE_SIZE {
-            if let Some(old) = self.cache.pop() {
-                unsafe { ffi::sqlite3_finalize(old.stmt) };
-            }
-        }
+        let names = parameter_names(&stmt);
+        self.cache.truncate(CACHE_SIZE - 1);
         self.cache.insert(0, Cached { sql: sql.to_owned(), stmt, names, columns: Columns::default() });
         Ok(Some(0))
     }
 
-    /// Prepares the first statement of `sql`; returns it (null if none) and
-    /// the SQL after it.
-    pub(super) fn prepare<'s>(&self, sql: &'s str, flags: u32) -> Result<(*mut ffi::sqlite3_stmt, &'s str)> {
-        let mut stmt = ptr::null_mut();
-        let mut tail: *const c_char = ptr::null();
-        let start = sql.as_ptr() as *const c_char;
-        let rc = unsafe { ffi::sqlite3_prepare_v3(self.raw, start, sql.len() as i32, flags, &mut stmt, &mut tail) };
-        if rc != ffi::SQLITE_OK {
-            return Err(self.error(rc));
-        }
-        let used = if tail.is_null() { sql.len() } else { tail as usize - start as usize };
-        Ok((stmt, &sql[used..]))
-    }
-
-    /// Checks and binds one parameter set to cached statement `at`. `Blob`
-    /// values are taken only when `stream` (they go to `self.pending`).
-    fn bind(&mut self, at: usize, params: &Params, stream: bool) -> Result<()> {
-        let slots = plan(&self.cache[at].names, params.supplied())?;
+    /// Binds one call's values to cached statement `at` (see [`Bind`]).
+    /// Returns what streams (nothing unless `Value::Streamed` was bound).
+    fn bind(&mut self, at: usize, bind: &mut Bind) -> Result<Vec<Streamed>> {
         self.arena.clear();
-        self.pending.clear();
-        for slot in &slots {
-            let blobs = if stream { Some(&mut self.pending) } else { None };
-            let label = || slot.label.describe(params.keys());
-            push_value(&mut self.arena, &params.get(slot.value), label, blobs)?;
-        }
-        let stmt = self.cache[at].stmt;
-        for (i, v) in self.arena.values().iter().enumerate() {
-            let i = i as i32 + 1;
-            // SQLITE_STATIC: the arena outlives the step; bindings are
-            // cleared before the arena is reused.
-            let rc = unsafe {
-                match *v {
-                    Value::Null => ffi::sqlite3_bind_null(stmt, i),
-                    Value::Integer(n) => ffi::sqlite3_bind_int64(stmt, i, n),
-                    Value::Real(f) => ffi::sqlite3_bind_double(stmt, i, f),
-                    Value::Text(s) => {
-                        let b = self.arena.bytes(s);
-                        ffi::sqlite3_bind_text64(stmt, i, b.as_ptr().cast(), b.len() as u64, ffi::SQLITE_STATIC(), ffi::SQLITE_UTF8 as u8)
-                    }
-                    Value::Blob(s) => {
-                        let b = self.arena.bytes(s);
-                        if b.is_empty() {
-                            // A null pointer would bind NULL; an empty BLOB is a zeroblob(0).
-                            ffi::sqlite3_bind_zeroblob64(stmt, i, 0)
-                        } else {
-                            ffi::sqlite3_bind_blob64(stmt, i, b.as_ptr().cast(), b.len() as u64, ffi::SQLITE_STATIC())
-                        }
-                    }
-                    Value::ZeroBlob(n) => ffi::sqlite3_bind_zeroblob64(stmt, i, n),
-                }
-            };
-            if rc != ffi::SQLITE_OK {
-                return Err(self.error(rc));
-            }
-        }
-        Ok(())
+        let labels = bind(&self.cache[at].names, &mut self.arena)?;
+        bind_arena(&self.conn, self.cache[at].stmt.raw(), &self.arena, &mut self.placeholders, labels)
     }
 
     /// Resets a cached statement and drops its bindings (every path).
     fn release(&mut self, at: usize) {
-        let stmt = self.cache[at].stmt;
+        let stmt = self.cache[at].stmt.raw();
         unsafe {
             ffi::sqlite3_reset(stmt);
             ffi::sqlite3_clear_bindings(stmt);
         }
         self.arena.clear();
-        self.pending.clear();
     }
 
-    /// Steps a statement to the end, ignoring rows.
-    fn step_all(&self, stmt: *mut ffi::sqlite3_stmt) -> Result<()> {
-        loop {
-            match unsafe { ffi::sqlite3_step(stmt) } {
-                ffi::SQLITE_ROW => continue,
-                ffi::SQLITE_DONE => return Ok(()),
-                rc => return Err(self.error(rc)),
-            }
+    /// Runs one parameterless statement (savepoints, pragmas).
+    fn exec_simple(&mut self, sql: &str) -> Result<()> {
+        let at = self.prepare_cached(sql)?.ok_or_else(|| Error::BadParam("one statement expected".into()))?;
+        let r = self.conn.step_all(self.cache[at].stmt.raw());
+        self.release(at);
+        r
+    }
+
+    /// Ends savepoint `sp`: releases it when `result` is a success (undoing
+    /// it if the release itself fails, as a deferred foreign key can), else
+    /// rolls it back. The one place a savepoint ends.
+    fn end_savepoint<T>(&mut self, sp: &Savepoint, result: Result<T>) -> Result<T> {
+        let result = result.and_then(|v| self.exec_simple(sp.release).map(|_| v));
+        if result.is_err() {
+            // Best effort: if SQLite already rolled the transaction back
+            // (some errors do), these fail harmlessly.
+            let _ = self.exec_simple(sp.rollback);
+            let _ = self.exec_simple(sp.release);
+            self.reads.rolled_back();
         }
+        result
     }
 
-    fn figures(&self) -> (i64, i64) {
-        unsafe { (ffi::sqlite3_changes64(self.raw), ffi::sqlite3_last_insert_rowid(self.raw)) }
+    /// Runs `f` inside savepoint `sp`: all of it, or nothing.
+    fn in_savepoint<T>(&mut self, sp: &Savepoint, f: impl FnOnce(&mut Db) -> Result<T>) -> Result<T> {
+        self.exec_simple(sp.begin)?;
+        let result = f(self);
+        self.end_savepoint(sp, result)
     }
 
-    /// `execute`: one statement with parameters, or a script without.
-    /// With `Blob` parameters it streams: see [`super::blobs`]; the caller
-    /// then writes the chunks and ends with [`Db::stream_end`] when
-    /// [`Db::streaming`] says so.
-    pub fn execute(&mut self, sql: &str, params: &Params) -> Result<(i64, i64)> {
-        if params.has_blob() {
-            self.exec_simple("SAVEPOINT resq_stream")?;
-            let r = self.execute_streaming(sql, params);
-            if r.is_err() {
-                self.undo_savepoint("resq_stream");
-            }
-            return r;
-        }
+    /// Call this first in every call but the blob reads (see [`Reads`]).
+    pub fn drop_read_handle(&mut self) {
+        self.reads.drop_handle();
+    }
+
+    /// `execute`: one statement with parameters, or a script without (`bind`
+    /// is `None`). A statement that binds streamed values returns with its
+    /// target cells open: write them with [`Db::stream_write`] and end with
+    /// [`Db::stream_end`] (see [`Db::streaming`]).
+    pub fn execute(&mut self, sql: &str, bind: Option<&mut Bind>) -> Result<Figures> {
         let at = match self.prepare_cached(sql) {
             Ok(Some(at)) => at,
-            Ok(None) if matches!(params, Params::None) => return self.exec_script(sql),
-            Ok(None) => {
-                return Err(Error::BadParam(
-                    "with parameters, execute takes exactly one statement (run a script without parameters)".into(),
-                ))
-            }
+            Ok(None) if bind.is_none() => return self.exec_script(sql),
+            Ok(None) => return Err(Error::BadParam(ONE_STATEMENT.into())),
             // A script of only comments is not an error; it does nothing.
-            Err(Error::BadParam(_)) if matches!(params, Params::None) => return Ok(self.figures()),
+            Err(Error::BadParam(_)) if bind.is_none() => return Ok(self.conn.figures()),
             Err(e) => return Err(e),
         };
-        let result = self.bind(at, params, false).and_then(|_| self.step_all(self.cache[at].stmt));
+        // No values given: the statement must have no parameters either.
+        let mut no_values = |names: &[Option<String>], _: &mut Arena| plan(names, Supplied::None).map(|_| Vec::new());
+        let bind: &mut Bind = match bind {
+            Some(b) => b,
+            None => &mut no_values,
+        };
+        // Bound once from the cache; a call with streamed values is run again
+        // on a statement of its own (see `execute_streaming`).
+        let result = self.bind(at, bind).and_then(|streamed| {
+            if streamed.is_empty() {
+                self.conn.step_all(self.cache[at].stmt.raw()).map(|_| false)
+            } else {
+                Ok(true)
+            }
+        });
         self.release(at);
-        result.map(|_| self.figures())
+        if sql::is_rollback(sql) {
+            self.reads.rolled_back();
+        }
+        match result {
+            Ok(false) => Ok(self.conn.figures()),
+            Ok(true) => self.execute_streaming(sql, bind),
+            Err(e) => Err(e),
+        }
     }
 
-    fn execute_streaming(&mut self, sql: &str, params: &Params) -> Result<(i64, i64)> {
-        let at = self.prepare_cached(sql)?.ok_or_else(|| {
-            Error::BadParam("with parameters, execute takes exactly one statement (run a script without parameters)".into())
-        })?;
-        let stmt = self.cache[at].stmt;
-        let (result, changed) = self.with_update_hook(|db| db.bind(at, params, true).and_then(|_| db.step_all(stmt)));
-        let pending = std::mem::take(&mut self.pending);
-        self.release(at);
-        result?;
-        let figures = self.figures();
-        self.streams = self.locate(pending, changed)?;
-        Ok(figures)
+    /// A statement with streamed values, prepared afresh so the authorizer
+    /// sees what it writes; its savepoint stays open until [`Db::stream_end`].
+    fn execute_streaming(&mut self, sql: &str, bind: &mut Bind) -> Result<Figures> {
+        self.exec_simple(STREAM.begin)?;
+        let run = (|| {
+            let (stmt, footprint) = streams::prepare(&self.conn, sql)?;
+            self.arena.clear();
+            let labels = bind(&parameter_names(&stmt), &mut self.arena)?;
+            let streamed = bind_arena(&self.conn, stmt.raw(), &self.arena, &mut self.placeholders, labels)?;
+            let ran = streams::run(&self.conn, &stmt, &footprint, &streamed);
+            let figures = self.conn.figures();
+            ran.map(|s| (s, figures))
+        })();
+        self.arena.clear();
+        match run {
+            Ok((streams, figures)) => {
+                self.streams = streams;
+                Ok(figures)
+            }
+            Err(e) => self.end_savepoint(&STREAM, Err(e)),
+        }
     }
 
-    /// The `Blob`s the last `execute` still has to write, in stream order.
-    pub fn streaming(&self) -> Vec<web_sys::Blob> {
-        self.streams.iter().map(|s| s.blob.clone()).collect()
+    /// How many streamed values the last `execute` still has to write.
+    pub fn streaming(&self) -> usize {
+        self.streams.len()
+    }
+
+    /// Writes one chunk of streamed value `i` at `offset` into its cells.
+    pub fn stream_write(&mut self, i: usize, offset: u64, chunk: &[u8]) -> Result<()> {
+        match self.streams.get(i) {
+            Some(s) => s.write(&self.conn, offset, chunk),
+            None => Err(Error::BadParam("no Blob parameter is being written".into())),
+        }
+    }
+
+    /// Ends the streaming `execute`: keeps its effects (`ok`) or undoes them.
+    pub fn stream_end(&mut self, ok: bool) -> Result<()> {
+        self.streams.clear();
+        let result = if ok { Ok(()) } else { Err(Error::BadParam("the streamed values were not all written".into())) };
+        match self.end_savepoint(&STREAM, result) {
+            Err(_) if !ok => Ok(()),
+            other => other,
+        }
     }
 
     /// Runs a script statement by statement. The script is atomic (one
     /// savepoint) unless it manages transactions itself; then what ran before
     /// its first BEGIN/COMMIT/… is committed as that statement would.
-    fn exec_script(&mut self, script: &str) -> Result<(i64, i64)> {
-        self.exec_simple("SAVEPOINT resq_script")?;
+    fn exec_script(&mut self, script: &str) -> Result<Figures> {
+        self.exec_simple(SCRIPT.begin)?;
         let mut wrapped = true;
         let mut rest = script;
         let result = loop {
-            let (stmt, tail) = match self.prepare(rest, 0) {
+            let (stmt, tail) = match self.conn.prepare(rest, 0) {
                 Ok(p) => p,
                 Err(e) => break Err(e),
             };
-            if stmt.is_null() {
-                break Ok(());
-            }
+            let Some(stmt) = stmt else { break Ok(()) };
             let text = &rest[..rest.len() - tail.len()];
             // A script takes no values: a parameter in it would silently be NULL.
-            if unsafe { ffi::sqlite3_bind_parameter_count(stmt) } > 0 {
-                unsafe { ffi::sqlite3_finalize(stmt) };
+            if unsafe { ffi::sqlite3_bind_parameter_count(stmt.raw()) } > 0 {
                 break Err(Error::BadParam(format!(
                     "a script takes no values, but this statement of it has parameters: {}",
                     text.trim()
@@ -333,107 +321,63 @@ impl Db {
             }
             if wrapped && sql::controls_transaction(text) {
                 wrapped = false;
-                if let Err(e) = self.exec_simple("RELEASE resq_script") {
-                    unsafe { ffi::sqlite3_finalize(stmt) };
-                    break Err(e);
+                if let Err(e) = self.end_savepoint(&SCRIPT, Ok(())) {
+                    return Err(e);
                 }
             }
-            let r = self.step_all(stmt);
-            unsafe { ffi::sqlite3_finalize(stmt) };
+            let r = self.conn.step_all(stmt.raw());
+            if sql::is_rollback(text) {
+                self.reads.rolled_back();
+            }
             if let Err(e) = r {
                 break Err(e);
             }
             rest = tail;
         };
-        let figures = self.figures();
-        // RELEASE can fail too (a deferred foreign key checked at commit):
-        // then undo the script rather than leave its savepoint open.
-        let result = match result {
-            Ok(()) if wrapped => self.exec_simple("RELEASE resq_script"),
-            other => other,
-        };
-        match result {
-            Ok(()) => Ok(figures),
-            Err(e) => {
-                if wrapped {
-                    self.undo_savepoint("resq_script");
-                }
-                Err(e)
-            }
-        }
+        let figures = self.conn.figures();
+        let result = if wrapped { self.end_savepoint(&SCRIPT, result) } else { result };
+        result.map(|_| figures)
     }
 
-    /// Runs one parameterless statement (savepoints, pragmas).
-    pub(super) fn exec_simple(&mut self, sql: &str) -> Result<()> {
-        let at = self.prepare_cached(sql)?.ok_or_else(|| Error::BadParam("one statement expected".into()))?;
-        let r = self.step_all(self.cache[at].stmt);
-        self.release(at);
-        r
-    }
-
-    pub(super) fn undo_savepoint(&mut self, name: &str) {
-        // Best effort: if SQLite already rolled the transaction back (some
-        // errors do), these fail harmlessly.
-        let _ = self.exec_simple(&format!("ROLLBACK TO {name}"));
-        let _ = self.exec_simple(&format!("RELEASE {name}"));
-    }
-
-    /// `executeBatch`: one statement, once per parameter set, all or nothing.
-    pub fn execute_batch(&mut self, sql: &str, sets: &js_sys::Array) -> Result<(i64, i64)> {
-        self.exec_simple("SAVEPOINT resq_batch")?;
-        // Prepared after the savepoint statement: nothing below touches the
-        // cache again, so `at` stays valid for every set.
-        let mut result = self
-            .prepare_cached(sql)
-            .and_then(|at| at.ok_or_else(|| Error::BadParam("executeBatch takes exactly one statement".into())));
-        let mut changes = 0i64;
-        if let Ok(at) = result {
-            for (n, set) in sets.iter().enumerate() {
-                let r = Params::from_js(&set)
-                    .and_then(|p| self.bind(at, &p, false))
-                    .and_then(|_| self.step_all(self.cache[at].stmt));
-                self.release(at);
+    /// `executeBatch`: one statement, once per parameter set (`bind(n, …)`
+    /// binds set `n`), all or nothing.
+    pub fn execute_batch(&mut self, sql: &str, sets: usize, bind: &mut dyn FnMut(usize, &[Option<String>], &mut Arena) -> Result<Vec<String>>) -> Result<Figures> {
+        self.in_savepoint(&BATCH, |db| {
+            // Prepared after the savepoint statement: nothing below touches
+            // the cache again, so `at` stays valid for every set.
+            let at = db
+                .prepare_cached(sql)?
+                .ok_or_else(|| Error::BadParam("executeBatch takes exactly one statement".into()))?;
+            let mut changes = 0i64;
+            for n in 0..sets {
+                let r = db
+                    .bind(at, &mut |names, arena| bind(n, names, arena))
+                    .and_then(|streamed| match streamed.first() {
+                        Some(s) => Err(Error::BadParam(format!("{}: a Blob or File this large streams, and only execute() takes one", s.label))),
+                        None => db.conn.step_all(db.cache[at].stmt.raw()),
+                    });
+                db.release(at);
                 match r {
-                    Ok(()) => changes += unsafe { ffi::sqlite3_changes64(self.raw) },
-                    Err(Error::BadParam(m)) => {
-                        result = Err(Error::BadParam(format!("parameter set {}: {m}", n + 1)));
-                        break;
-                    }
-                    Err(e) => {
-                        result = Err(e);
-                        break;
-                    }
+                    Ok(()) => changes += db.conn.figures().0,
+                    Err(Error::BadParam(m)) => return Err(Error::BadParam(format!("parameter set {}: {m}", n + 1))),
+                    Err(e) => return Err(e),
                 }
             }
-        }
-        let result = result.map(|_| ());
-        // RELEASE can fail too (a deferred foreign key checked at commit):
-        // then undo the batch rather than leave its savepoint open.
-        let rowid = self.figures().1;
-        let result = result.and_then(|_| self.exec_simple("RELEASE resq_batch"));
-        match result {
-            Ok(()) => Ok((changes, rowid)),
-            Err(e) => {
-                self.undo_savepoint("resq_batch");
-                Err(e)
-            }
-        }
+            Ok((changes, db.conn.figures().1))
+        })
     }
 
     /// `query`/`queryBytes`: runs one statement and writes its rows into
     /// `self.json` (and `self.fixups` for [`Rows::Objects`]). BLOBs at or
     /// above the threshold go to `own`, which returns their index.
-    pub fn query(
-        &mut self,
-        sql: &str,
-        params: &Params,
-        mode: Rows,
-        own: &mut dyn FnMut(&[u8]) -> usize,
-    ) -> Result<Vec<String>> {
+    pub fn query(&mut self, sql: &str, bind: &mut Bind, mode: Rows, own: &mut dyn FnMut(&[u8]) -> usize) -> Result<Vec<String>> {
         let at = self
             .prepare_cached(sql)?
             .ok_or_else(|| Error::BadParam("query takes exactly one statement".into()))?;
-        let result = self.bind(at, params, false).and_then(|_| self.write_rows(at, mode, own));
+        let result = self.bind(at, bind).and_then(|streamed| match streamed.first() {
+            Some(s) => Err(Error::BadParam(format!("{}: a Blob or File this large streams, and only execute() takes one", s.label))),
+            None => self.write_rows(at, mode, own),
+        });
         self.release(at);
         result
     }
@@ -441,7 +385,7 @@ impl Db {
     /// Steps cached statement `at` to the end, writing its rows. Returns the
     /// column names when `query` needs them (there are fix-ups), else none.
     fn write_rows(&mut self, at: usize, mode: Rows, own: &mut dyn FnMut(&[u8]) -> usize) -> Result<Vec<String>> {
-        let stmt = self.cache[at].stmt;
+        let stmt = self.cache[at].stmt.raw();
         self.json.begin_rows();
         self.fixups.clear();
         // Column names are read after the first step: a statement whose schema
@@ -503,41 +447,100 @@ impl Db {
         let names = if self.fixups.cells.is_empty() { Vec::new() } else { cols.names.clone() };
         self.cache[at].columns = cols;
         if rc != ffi::SQLITE_DONE {
-            return Err(self.error(rc));
+            return Err(self.conn.error(rc));
         }
         self.json.end_rows();
         Ok(names)
     }
 
+    /// `(start, length)` of a range of one stored BLOB, checked against its size.
+    pub fn blob_range(&mut self, table: &str, column: &str, rowid: i64, offset: Option<f64>, length: Option<f64>) -> Result<(u64, u64)> {
+        self.reads.range(&self.conn, table, column, rowid, offset, length)
+    }
+
+    /// `readBlob`: bytes `[start, start + len)` of one cell (a range
+    /// [`Db::blob_range`] checked), chunk by chunk into `sink(at, bytes)`.
+    pub fn read_blob(&mut self, table: &str, column: &str, rowid: i64, start: u64, len: u64, sink: &mut dyn FnMut(u64, &[u8])) -> Result<()> {
+        self.reads.read(&self.conn, table, column, rowid, start, len, sink)
+    }
+
+    /// Begins a `blobStream` session: `(id, start, end)`.
+    pub fn stream_open(&mut self, table: &str, column: &str, rowid: i64, offset: Option<f64>, length: Option<f64>) -> Result<(u32, u64, u64)> {
+        self.reads.open_session(&self.conn, table, column, rowid, offset, length)
+    }
+
+    /// Reads `[start, start + len)` for session `id`, or fails with
+    /// `SQLITE_ABORT` when its value changed since it began.
+    pub fn stream_read(&mut self, id: u32, start: u64, len: u64, sink: &mut dyn FnMut(u64, &[u8])) -> Result<()> {
+        let (table, column, rowid) = self.reads.session_cell(id, start, len)?;
+        self.reads.read(&self.conn, &table, &column, rowid, start, len, sink)
+    }
+
+    pub fn stream_close(&mut self, id: u32) {
+        self.reads.close_session(id);
+    }
+
+    /// Closes the connection; a second call does nothing.
     pub fn close(&mut self) -> Result<()> {
-        self.drop_read_handle();
         if !self.streams.is_empty() {
             let _ = self.stream_end(false);
         }
-        for c in self.cache.drain(..) {
-            unsafe { ffi::sqlite3_finalize(c.stmt) };
-        }
-        if self.raw.is_null() {
-            return Ok(());
-        }
-        let rc = unsafe { ffi::sqlite3_close(self.raw) };
-        self.raw = ptr::null_mut();
-        if rc == ffi::SQLITE_OK {
-            Ok(())
-        } else {
-            Err(Error::Sqlite { errno: rc, message: "close failed".into() })
-        }
-    }
-
-    pub fn in_transaction(&self) -> bool {
-        !self.raw.is_null() && unsafe { ffi::sqlite3_get_autocommit(self.raw) } == 0
+        self.reads.detach(&self.conn);
+        self.cache.clear();
+        self.conn.close()
     }
 }
 
-impl Drop for Db {
-    fn drop(&mut self) {
-        let _ = self.close();
+/// Binds the arena's values to `stmt`; a `Value::Streamed` gets a fresh
+/// placeholder and joins the returned list, labelled from `labels` in order.
+fn bind_arena(conn: &Conn, stmt: *mut ffi::sqlite3_stmt, arena: &Arena, placeholders: &mut Placeholders, labels: Vec<String>) -> Result<Vec<Streamed>> {
+    let mut labels = labels.into_iter();
+    let mut streamed = Vec::new();
+    for (i, v) in arena.values().iter().enumerate() {
+        let i = i as i32 + 1;
+        // SQLITE_STATIC: the arena outlives the step; bindings are cleared
+        // before the arena is reused.
+        let rc = unsafe {
+            match *v {
+                Value::Null => ffi::sqlite3_bind_null(stmt, i),
+                Value::Integer(n) => ffi::sqlite3_bind_int64(stmt, i, n),
+                Value::Real(f) => ffi::sqlite3_bind_double(stmt, i, f),
+                Value::Text(s) => {
+                    let b = arena.bytes(s);
+                    ffi::sqlite3_bind_text64(stmt, i, b.as_ptr().cast(), b.len() as u64, ffi::SQLITE_STATIC(), ffi::SQLITE_UTF8 as u8)
+                }
+                Value::Blob(s) => {
+                    let b = arena.bytes(s);
+                    if b.is_empty() {
+                        // A null pointer would bind NULL; an empty BLOB is a zeroblob(0).
+                        ffi::sqlite3_bind_zeroblob64(stmt, i, 0)
+                    } else {
+                        ffi::sqlite3_bind_blob64(stmt, i, b.as_ptr().cast(), b.len() as u64, ffi::SQLITE_STATIC())
+                    }
+                }
+                Value::Streamed(size) => {
+                    let placeholder = placeholders.next();
+                    let label = labels.next().unwrap_or_else(|| format!("parameter {i}"));
+                    streamed.push(Streamed { label, size, placeholder });
+                    ffi::sqlite3_bind_blob64(stmt, i, placeholder.as_ptr().cast(), placeholder.len() as u64, ffi::SQLITE_TRANSIENT())
+                }
+            }
+        };
+        if rc != ffi::SQLITE_OK {
+            return Err(conn.error(rc));
+        }
     }
+    Ok(streamed)
+}
+
+fn parameter_names(stmt: &Statement) -> Vec<Option<String>> {
+    let count = unsafe { ffi::sqlite3_bind_parameter_count(stmt.raw()) };
+    (1..=count)
+        .map(|i| unsafe {
+            let p = ffi::sqlite3_bind_parameter_name(stmt.raw(), i);
+            (!p.is_null()).then(|| CStr::from_ptr(p).to_string_lossy().into_owned())
+        })
+        .collect()
 }
 
 /// SQLite returns a null pointer for empty TEXT/BLOB values.
@@ -547,8 +550,4 @@ unsafe fn bytes<'a>(p: *const u8, len: usize) -> &'a [u8] {
     } else {
         std::slice::from_raw_parts(p, len)
     }
-}
-
-fn cstring(s: &str) -> Result<CString> {
-    CString::new(s).map_err(|_| Error::BadParam("a database name cannot contain a NUL character".into()))
 }

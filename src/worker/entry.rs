@@ -1,13 +1,16 @@
 //! The wasm-bindgen surface the worker bootstrap calls: one [`Connection`]
-//! per worker. Results leave wasm memory with one copy each, into fresh
+//! per worker. JS values are converted here (with `convert`) and nowhere
+//! below. Results leave wasm memory with one copy each, into fresh
 //! `ArrayBuffer`s the bootstrap then transfers (not copies) to the page.
 
-use super::convert::{error_to_js, integer_to_js, Params};
-use super::db::{Db, Rows};
+use super::convert::{bind_params, error_to_js, integer_to_js, Params};
+use super::db::{Db, Figures, Rows};
 use super::storage::Storage;
-use crate::codec::Error;
+use crate::codec::value::Arena;
+use crate::codec::{name, Error};
 use js_sys::{Array, Float64Array, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
+use web_sys::Blob;
 
 type JsResult<T> = Result<T, JsValue>;
 
@@ -24,26 +27,37 @@ fn start() {
     }));
 }
 
+/// Bytes from which a `Blob`/`File` parameter streams; smaller ones are read
+/// by the worker and passed as bytes (see `codec::stream`).
+#[wasm_bindgen(js_name = streamLimit)]
+pub fn stream_limit() -> f64 {
+    crate::codec::stream::STREAM_LIMIT as f64
+}
+
 #[wasm_bindgen]
 pub struct Connection {
     db: Db,
     storage: Storage,
     name: String,
+    /// The `Blob`s of a streaming `execute`, in the order the engine writes them.
+    blobs: Vec<Blob>,
 }
 
 #[wasm_bindgen]
 impl Connection {
     /// Opens `name` on `storage` (`"opfs"` or `"memory"`).
     pub async fn open(name: String, storage: String, blob_threshold: f64) -> JsResult<Connection> {
+        name::check(&name, &storage).map_err(js_err)?;
         let threshold = if blob_threshold.is_finite() && blob_threshold >= 0.0 { blob_threshold as usize } else { usize::MAX };
         let storage = match storage.as_str() {
-            "memory" => Storage::Memory,
             "opfs" => Storage::opfs(&name).await.map_err(js_err)?,
-            other => return Err(js_err(Error::BadParam(format!("unknown storage {other:?}; use 'opfs' or 'memory'")))),
+            _ => Storage::Memory,
         };
         let vfs = Storage::vfs_name(&name, &storage);
-        match Db::open(&name, vfs.as_deref(), threshold) {
-            Ok(db) => Ok(Connection { db, storage, name }),
+        // Any number unlikely to repeat: it only keeps placeholders apart.
+        let seed = (js_sys::Math::random() * 9007199254740991.0) as u64 ^ (js_sys::Date::now() as u64) << 11;
+        match Db::open(&name, vfs.as_deref(), threshold, seed) {
+            Ok(db) => Ok(Connection { db, storage, name, blobs: Vec::new() }),
             Err(e) => {
                 let mut storage = storage;
                 storage.release(&name);
@@ -54,15 +68,21 @@ impl Connection {
 
     /// `{ changes, lastInsertRowid }`, plus `streams` (the `Blob`s to write
     /// with [`Self::stream_write`] and then [`Self::stream_end`]) when the
-    /// parameters held any.
+    /// parameters held any that stream.
     pub fn execute(&mut self, sql: &str, params: JsValue) -> JsResult<JsValue> {
         self.db.drop_read_handle();
         let params = Params::from_js(&params).map_err(js_err)?;
-        let figures = self.db.execute(sql, &params).map_err(|e| js_err(e.with_sql(sql)))?;
+        let blobs = &mut self.blobs;
+        let mut bind = |names: &[Option<String>], arena: &mut Arena| {
+            blobs.clear();
+            bind_params(&params, names, arena, Some(blobs))
+        };
+        let bind = if matches!(params, Params::None) { None } else { Some(&mut bind as _) };
+        let figures = self.db.execute(sql, bind).map_err(|e| js_err(e.with_sql(sql)))?;
         let out = figures_to_js(figures);
-        let streams = self.db.streaming();
-        if !streams.is_empty() {
-            let _ = Reflect::set(&out, &"streams".into(), &streams.into_iter().collect::<Array>());
+        if self.db.streaming() > 0 {
+            let streams: Array = self.blobs.drain(..).collect();
+            let _ = Reflect::set(&out, &"streams".into(), &streams);
         }
         Ok(out)
     }
@@ -80,7 +100,7 @@ impl Connection {
     }
 
     /// `[start, end]` of a range of one stored BLOB, checked as `readBlob`
-    /// checks it (for `blobStream` and `blobFile`).
+    /// checks it (for `blobFile`).
     #[wasm_bindgen(js_name = blobRange)]
     pub fn blob_range(&mut self, table: &str, column: &str, rowid: JsValue, offset: Option<f64>, length: Option<f64>) -> JsResult<Vec<f64>> {
         let rowid = rowid_from_js(&rowid).map_err(js_err)?;
@@ -92,7 +112,32 @@ impl Connection {
     #[wasm_bindgen(js_name = readBlob)]
     pub fn read_blob(&mut self, table: &str, column: &str, rowid: JsValue, offset: Option<f64>, length: Option<f64>) -> JsResult<Uint8Array> {
         let rowid = rowid_from_js(&rowid).map_err(js_err)?;
-        self.db.read_blob(table, column, rowid, offset, length).map_err(js_err)
+        let (start, len) = self.db.blob_range(table, column, rowid, offset, length).map_err(js_err)?;
+        let out = Uint8Array::new_with_length(len as u32);
+        self.db.read_blob(table, column, rowid, start, len, &mut sink(&out)).map_err(js_err)?;
+        Ok(out)
+    }
+
+    /// Begins a `blobStream`: `[session, start, end]`.
+    #[wasm_bindgen(js_name = blobStreamOpen)]
+    pub fn blob_stream_open(&mut self, table: &str, column: &str, rowid: JsValue, offset: Option<f64>, length: Option<f64>) -> JsResult<Vec<f64>> {
+        let rowid = rowid_from_js(&rowid).map_err(js_err)?;
+        let (id, start, end) = self.db.stream_open(table, column, rowid, offset, length).map_err(js_err)?;
+        Ok(vec![id as f64, start as f64, end as f64])
+    }
+
+    /// The next chunk of a `blobStream`, of the value it began on.
+    #[wasm_bindgen(js_name = blobStreamRead)]
+    pub fn blob_stream_read(&mut self, session: u32, offset: f64, length: f64) -> JsResult<Uint8Array> {
+        let out = Uint8Array::new_with_length(length as u32);
+        self.db.stream_read(session, offset as u64, length as u64, &mut sink(&out)).map_err(js_err)?;
+        Ok(out)
+    }
+
+    /// Ends a `blobStream` early (cancelled).
+    #[wasm_bindgen(js_name = blobStreamClose)]
+    pub fn blob_stream_close(&mut self, session: u32) {
+        self.db.stream_close(session);
     }
 
     #[wasm_bindgen(js_name = executeBatch)]
@@ -101,7 +146,11 @@ impl Connection {
         let sets: Array = sets
             .dyn_into()
             .map_err(|_| js_err(Error::BadParam("executeBatch takes an array of parameter sets".into())))?;
-        let figures = self.db.execute_batch(sql, &sets).map_err(|e| js_err(e.with_sql(sql)))?;
+        let mut bind = |n: usize, names: &[Option<String>], arena: &mut Arena| {
+            let params = Params::from_js(&sets.get(n as u32))?;
+            bind_params(&params, names, arena, None)
+        };
+        let figures = self.db.execute_batch(sql, sets.length() as usize, &mut bind).map_err(|e| js_err(e.with_sql(sql)))?;
         Ok(figures_to_js(figures))
     }
 
@@ -110,8 +159,9 @@ impl Connection {
     pub fn query_bytes(&mut self, sql: &str, params: JsValue) -> JsResult<Uint8Array> {
         self.db.drop_read_handle();
         let params = Params::from_js(&params).map_err(js_err)?;
+        let mut bind = |names: &[Option<String>], arena: &mut Arena| bind_params(&params, names, arena, None);
         self.db
-            .query(sql, &params, Rows::Bytes, &mut |_| 0)
+            .query(sql, &mut bind, Rows::Bytes, &mut |_| 0)
             .map_err(|e| js_err(e.with_sql(sql)))?;
         Ok(Uint8Array::from(self.db.json.as_bytes()))
     }
@@ -121,10 +171,11 @@ impl Connection {
     pub fn query(&mut self, sql: &str, params: JsValue) -> JsResult<JsValue> {
         self.db.drop_read_handle();
         let params = Params::from_js(&params).map_err(js_err)?;
+        let mut bind = |names: &[Option<String>], arena: &mut Arena| bind_params(&params, names, arena, None);
         let buffers = Array::new();
         let columns = self
             .db
-            .query(sql, &params, Rows::Objects, &mut |b| buffers.push(&Uint8Array::from(b)) as usize - 1)
+            .query(sql, &mut bind, Rows::Objects, &mut |b| buffers.push(&Uint8Array::from(b)) as usize - 1)
             .map_err(|e| js_err(e.with_sql(sql)))?;
         let out = Object::new();
         let set = |k: &str, v: &JsValue| {
@@ -141,12 +192,6 @@ impl Connection {
         Ok(out.into())
     }
 
-    /// Whether a transaction is open (`BEGIN` without `COMMIT` yet).
-    #[wasm_bindgen(js_name = inTransaction)]
-    pub fn in_transaction(&self) -> bool {
-        self.db.in_transaction()
-    }
-
     /// Closes the database and releases its storage. A second call is a no-op.
     pub fn close(&mut self) -> JsResult<()> {
         let r = self.db.close();
@@ -155,20 +200,9 @@ impl Connection {
     }
 }
 
-/// Panics on purpose: the tests' way to prove that a trap in the worker
-/// rejects every pending call with RESQ_WORKER_DIED instead of hanging.
-#[wasm_bindgen(js_name = crashForTests)]
-pub fn crash_for_tests() {
-    panic!("deliberate panic (test hook)");
-}
-
-/// The worker's wasm memory in bytes (`memory.buffer.byteLength`), for the
-/// memory-bound tests and benchmarks.
-#[wasm_bindgen(js_name = wasmMemoryBytes)]
-pub fn wasm_memory_bytes() -> f64 {
-    let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
-    let buffer: js_sys::ArrayBuffer = memory.buffer().unchecked_into();
-    buffer.byte_length() as f64
+/// Copies each chunk read into its place in `out`.
+fn sink(out: &Uint8Array) -> impl FnMut(u64, &[u8]) + '_ {
+    move |at, bytes| out.subarray(at as u32, at as u32 + bytes.len() as u32).copy_from(bytes)
 }
 
 /// A rowid from JS: a safe integer `number` or a `bigint`.
@@ -185,7 +219,7 @@ fn rowid_from_js(v: &JsValue) -> Result<i64, Error> {
     Err(Error::BadParam("rowid must be an integer (a number or a bigint)".into()))
 }
 
-fn figures_to_js((changes, rowid): (i64, i64)) -> JsValue {
+fn figures_to_js((changes, rowid): Figures) -> JsValue {
     let o = Object::new();
     let _ = Reflect::set(&o, &"changes".into(), &JsValue::from(changes as f64));
     let _ = Reflect::set(&o, &"lastInsertRowid".into(), &integer_to_js(rowid));

@@ -1,16 +1,24 @@
 //! The wasm side of the worker: one SQLite connection per worker, driven by
 //! the worker bootstrap (`src/js/worker.ts`) through [`entry::Connection`].
+//! Dependencies run one way, top to bottom:
 //!
-//! - `entry`: the wasm-bindgen surface, JS values in and out.
-//! - `db`: the connection, its statement cache, execute/query loops.
-//! - `blobs`: `Blob`/`File` parameters streamed into rows, ranged reads.
+//! - `entry`: the wasm-bindgen surface; JS values in and out (with `convert`).
 //! - `convert`: JS parameter values into the core's [`crate::codec::Value`].
 //! - `storage`: OPFS (one sync-access-handle pool per database) or memory.
+//! - `db`: the connection as the package uses it: statement cache, the
+//!   execute/query/batch loops, savepoints. Rust values only.
+//! - `streams`: `Blob`/`File` parameters streamed into their cells.
+//! - `reads`: ranged reads of stored BLOBs, `blobStream` sessions.
+//! - `conn`: the SQLite handle: errors, prepare, step, blob open.
+//! - `handle`: owners that finalize statements and close blob handles.
 
-mod blobs;
+mod conn;
 mod convert;
 mod db;
 mod entry;
+mod handle;
+mod reads;
 mod storage;
+mod streams;
 
-pub use entry::{wasm_memory_bytes, Connection};
+pub use entry::{stream_limit, Connection};

@@ -1,46 +1,129 @@
-// A worker that dies never leaves a promise pending: a trap in the wasm (a
-// Rust panic) and a worker script that fails to load both reject every
-// pending and later call with RESQ_WORKER_DIED.
+// A worker that dies never leaves a promise pending: a trap in the wasm, a
+// worker terminated from outside (as a browser does under memory pressure),
+// a reply that cannot be posted, and a worker script that fails to load.
+// Traps and unpostable replies come from the probe worker
+// (tests/e2e/probe-worker.js): the package itself has no test hooks.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { start } from './harness.mjs';
-import { inPage } from './util.mjs';
+import { inPage, dbName } from './util.mjs';
 
 let h;
+let hp;
 before(async () => {
-  h = await start();
+  [h, hp] = await Promise.all([start(), start({ probe: {} })]);
 });
 after(async () => {
   await h?.close();
+  await hp?.close();
 });
 
-test('a panic in the worker rejects the pending calls, and every later one, with RESQ_WORKER_DIED', async () => {
-  const r = await inPage(h.page, async ({ open, outcome }) => {
-    const db = await open(':memory:');
-    await db.execute('CREATE TABLE t(x)');
-    const before = [1, 2, 3].map((i) => outcome(db.execute('INSERT INTO t VALUES (?)', [i])));
-    const crash = outcome(db[Symbol.for('resq-wasm.crashWorkerForTests')]());
-    const pending = [4, 5].map((i) => outcome(db.query('SELECT ? AS i', [i])));
-    const results = await Promise.all([...before, crash, ...pending]);
-    const later = await outcome(db.query('SELECT 1'));
-    const closed = await outcome(db.close());
-    const reopened = await open(':memory:');
-    const works = await outcome(reopened.query('SELECT 42 AS x'));
-    await reopened.close();
-    return { results, later, closed, works };
-  });
+test('a trap in the wasm (an out-of-bounds access) rejects the pending calls, and every later one, with RESQ_WORKER_DIED', async (t) => {
+  const r = await inPage(
+    hp.page,
+    async ({ open, outcome, probe }, name) => {
+      const db = await open(name);
+      await db.execute('CREATE TABLE t(x)');
+      await probe(name, 'trapNextQuery');
+      const before = [1, 2, 3].map((i) => outcome(db.execute('INSERT INTO t VALUES (?)', [i])));
+      const trapped = outcome(db.query('SELECT count(*) AS n FROM t'));
+      const pending = [4, 5].map((i) => outcome(db.query('SELECT ? AS i', [i])));
+      const results = await Promise.all([...before, trapped, ...pending]);
+      const later = await outcome(db.query('SELECT 1'));
+      const closed = await outcome(db.close());
+      const reopened = await open(name);
+      const rows = await outcome(reopened.query('SELECT x FROM t ORDER BY x'));
+      const check = await outcome(reopened.query('PRAGMA integrity_check'));
+      await reopened.close();
+      return { results, later, closed, rows, check };
+    },
+    dbName(t),
+  );
   assert.deepEqual(r.results.slice(0, 3).map((o) => o.ok), [true, true, true]);
   for (const o of [...r.results.slice(3), r.later]) {
     assert.equal(o.ok, false);
     assert.equal(o.error.isResqError, true);
     assert.equal(o.error.code, 'RESQ_WORKER_DIED');
   }
-  assert.match(r.results[3].error.message, /deliberate panic/);
+  assert.match(r.results[3].error.message, /memory access out of bounds/);
   assert.equal(r.closed.ok, true, 'close() of a dead database resolves');
-  assert.deepEqual(r.works, { ok: true, value: [{ x: 42 }] });
+  // The name is free again, and what was committed before the trap is there.
+  assert.deepEqual(r.rows, { ok: true, value: [{ x: 1 }, { x: 2 }, { x: 3 }] });
+  assert.deepEqual(r.check, { ok: true, value: [{ integrity_check: 'ok' }] });
+});
+
+test('a worker terminated from outside settles every pending call with RESQ_WORKER_DIED, and its name opens again', async (t) => {
+  const page = await h.newPage();
+  // The page keeps the workers it starts, so the test can stop one the way
+  // a browser under memory pressure would: with no message to anyone.
+  await page.evaluate(() => {
+    const Base = Worker;
+    window.workers = [];
+    window.Worker = class extends Base {
+      constructor(...args) {
+        super(...args);
+        window.workers.push(this);
+      }
+    };
+  });
+  const r = await inPage(
+    page,
+    async ({ open, outcome }, name) => {
+      const db = await open(name);
+      await db.execute('CREATE TABLE t(x); INSERT INTO t VALUES (1)');
+      const blob = new Blob([new Uint8Array(8 << 20)]);
+      const pending = [
+        outcome(db.execute('INSERT INTO t VALUES (?)', [blob])),
+        outcome(db.query('SELECT x FROM t')),
+        outcome(db.readBlob('t', 'x', 1)),
+      ];
+      window.workers.at(-1).terminate();
+      const settled = await Promise.all(pending);
+      const later = await outcome(db.query('SELECT 1'));
+      const closed = await outcome(db.close());
+      const again = await open(name);
+      const rows = await outcome(again.query('SELECT count(*) AS n FROM t'));
+      await again.close();
+      return { settled, later, closed, rows };
+    },
+    dbName(t),
+  );
+  for (const o of [...r.settled, r.later]) {
+    assert.equal(o.ok, false, JSON.stringify(o));
+    assert.equal(o.error.code, 'RESQ_WORKER_DIED');
+  }
+  assert.equal(r.closed.ok, true);
+  assert.equal(r.rows.ok, true, JSON.stringify(r.rows));
+  assert.ok(r.rows.value[0].n >= 1);
+  await page.close();
+});
+
+test('a reply that cannot be posted rejects its own call with the reason, and the calls after it still work', async (t) => {
+  const r = await inPage(
+    hp.page,
+    async ({ open, outcome, probe }, name) => {
+      const db = await open(name);
+      await db.execute('CREATE TABLE t(x)');
+      await probe(name, 'failNextReply');
+      const failed = outcome(db.query('SELECT 42 AS x'));
+      const after = [outcome(db.execute('INSERT INTO t VALUES (1)')), outcome(db.query('SELECT x FROM t'))];
+      const results = await Promise.all([failed, ...after]);
+      await db.close();
+      return results;
+    },
+    dbName(t),
+  );
+  assert.equal(r[0].ok, false);
+  assert.equal(r[0].error.isResqError, true);
+  assert.equal(r[0].error.code, 'RESQ_UNSUPPORTED');
+  assert.match(r[0].error.message, /could not be sent/);
+  assert.deepEqual(r.slice(1), [
+    { ok: true, value: { changes: 1, lastInsertRowid: 1 } },
+    { ok: true, value: [{ x: 1 }] },
+  ]);
 });
 
 test('a worker script that cannot load rejects open() with RESQ_WORKER_DIED instead of hanging', async () => {

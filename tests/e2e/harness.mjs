@@ -4,7 +4,7 @@
 // name through an import map pointing into node_modules.
 
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -43,12 +43,28 @@ export function installPackedApp() {
 }
 
 /**
+ * Puts tests/e2e/probe-worker.js in place of the installed package's worker
+ * (the real one becomes worker-real.js): test hooks live in the test app,
+ * never in the package.
+ */
+function installProbe(app, options) {
+  const pkg = join(app, 'node_modules/resq-wasm/pkg');
+  renameSync(join(pkg, 'worker.js'), join(pkg, 'worker-real.js'));
+  const probe = readFileSync(join(import.meta.dirname, 'probe-worker.js'), 'utf8');
+  // Imports are hoisted, so the options can come first.
+  writeFileSync(join(pkg, 'worker.js'), `const PROBE_OPTIONS = ${JSON.stringify(options)};\n${probe}`);
+}
+
+/**
  * Starts the packed app, a server and a browser with a fresh profile.
  * Returns { page, newPage, url, close }. With `isolated`, pages are
- * cross-origin isolated (SharedArrayBuffer exists).
+ * cross-origin isolated (SharedArrayBuffer exists). With `probe` (options
+ * of tests/e2e/probe-worker.js, `{}` for none), databases run in the probe
+ * worker: see `probe()` in util.mjs.
  */
-export async function start({ isolated = false } = {}) {
+export async function start({ isolated = false, probe = null } = {}) {
   const { app, tarball } = installPackedApp();
+  if (probe) installProbe(app, probe);
   const server = await serve(app, 0, { isolated });
   const profile = mkdtempSync(join(tmpdir(), 'resq-profile-'));
   const context = await chromium.launchPersistentContext(profile, {

@@ -9,8 +9,9 @@
 
 /**
  * Runs `body(api, arg)` in the page, where `api` is the package's exports plus
- * `plain` (a value → JSON-able, see below) and `outcome` (a promise →
- * `{ ok, value }` or `{ ok: false, error }`).
+ * `plain` (a value → JSON-able, see below), `outcome` (a promise →
+ * `{ ok, value }` or `{ ok: false, error }`) and `probe(name, what)` (asks the
+ * probe worker of database `name`; see tests/e2e/probe-worker.js).
  */
 export function inPage(page, body, arg = null) {
   return page.evaluate(
@@ -44,8 +45,20 @@ export function inPage(page, body, arg = null) {
           return { ok: false, error: describe(e) };
         }
       };
+      // Asks the probe worker (harness `start({ probe })`) of database `name`.
+      const probe = (name, what) =>
+        new Promise((resolve) => {
+          const channel = new BroadcastChannel('resq-wasm-probe');
+          const id = Math.random();
+          channel.onmessage = ({ data }) => {
+            if (data.id !== id) return;
+            channel.close();
+            resolve(data.value);
+          };
+          channel.postMessage({ probe: what, worker: `resq-wasm: ${name}`, id });
+        });
       const fn = (0, eval)(`(${src})`);
-      return fn({ ...lib, plain, describe, outcome }, arg);
+      return fn({ ...lib, plain, describe, outcome, probe }, arg);
     },
     [body.toString(), arg],
   );

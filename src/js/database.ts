@@ -1,0 +1,332 @@
+// An open database: the calls, in order, and the transaction gate.
+
+import type { Client } from './client.js';
+import { ResqError, badParam } from './errors.js';
+import { USED, prepareParams, type Outgoing, type Params } from './params.js';
+import type { Cell, Op, Range, Replies, Requests, RunResult } from './protocol.js';
+import { decodeRows, type Row } from './rows.js';
+import { StagedBlob, type Send } from './staged.js';
+
+/** A byte range of a stored value; both default to the whole value. */
+export type BlobRange = Range;
+
+/** After this long, a call waiting for a transaction warns that it may be a deadlock. */
+const DEADLOCK_WARNING_MS = 3000;
+
+/** Reads of stored BLOBs, by table, column and rowid (SQLite's incremental blob I/O). */
+export interface BlobReads {
+  /**
+   * The bytes `[offset, offset + length)` of one stored BLOB; the worker
+   * never loads the whole value. An unknown table, column or rowid rejects
+   * with RESQ_NOT_FOUND; a range outside the value with RESQ_RANGE.
+   */
+  readBlob(table: string, column: string, rowid: number | bigint, options?: BlobRange): Promise<Uint8Array>;
+  /**
+   * A stored BLOB as a `ReadableStream`, read chunk by chunk on demand
+   * (`chunkSize`, default 1 MB): a slow reader makes the worker read no
+   * further ahead than one chunk. It delivers the value it started on, whole,
+   * or errors with `SQLITE_ABORT` if that row is changed (or a transaction
+   * it began in is rolled back) before it ends: never a mix of two values.
+   */
+  blobStream(table: string, column: string, rowid: number | bigint, options?: BlobRange & { chunkSize?: number }): ReadableStream<Uint8Array>;
+  /**
+   * A stored BLOB as a DOM `Blob` (for `URL.createObjectURL`), assembled in
+   * the worker in one step from 4 MB reads: the page receives a handle, not
+   * bytes to copy, and it is always one value.
+   */
+  blobFile(table: string, column: string, rowid: number | bigint, options?: { type?: string }): Promise<Blob>;
+}
+
+/** The calls a transaction callback gets. */
+export interface Transaction extends BlobReads {
+  execute(sql: string, params?: Params): Promise<RunResult>;
+  query<R extends Row = Row>(sql: string, params?: Params): Promise<R[]>;
+  queryBytes(sql: string, params?: Params): Promise<Uint8Array>;
+  executeBatch(sql: string, paramSets: readonly Params[]): Promise<RunResult>;
+}
+
+function identifier(what: string, name: unknown): string {
+  if (typeof name !== 'string' || name === '') throw badParam(`${what} must be a non-empty name`);
+  return name;
+}
+
+function checkRowid(rowid: unknown): number | bigint {
+  if (typeof rowid === 'bigint' || Number.isSafeInteger(rowid)) return rowid as number | bigint;
+  throw badParam(`rowid must be an integer (a number or a bigint), not ${String(rowid)}`);
+}
+
+/** A stored value's address, type-checked (the worker checks that it exists). */
+function cell(table: unknown, column: unknown, rowid: unknown): Cell {
+  return { table: identifier('table', table), column: identifier('column', column), rowid: checkRowid(rowid) };
+}
+
+/** The address of a stored BLOB and a range of it, type-checked (the worker checks the range). */
+function blobFields(table: unknown, column: unknown, rowid: unknown, options: BlobRange | undefined): Cell & Range {
+  const fields: Cell & Range = cell(table, column, rowid);
+  const { offset, length } = options ?? {};
+  if (offset !== undefined) fields.offset = byteCount('offset', offset);
+  if (length !== undefined) fields.length = byteCount('length', length);
+  return fields;
+}
+
+function byteCount(what: string, n: unknown): number {
+  if (typeof n !== 'number' || !Number.isInteger(n)) throw badParam(`${what} must be a whole number of bytes`);
+  return n;
+}
+
+/**
+ * The blob reads over `send`, which sends in the caller's order (the
+ * database's gate, or a transaction's). Arguments `send` refuses
+ * fail in their turn, like every call.
+ */
+function blobReads(send: Send, refuse: (err: ResqError) => Promise<never>): BlobReads {
+  const checked = <K extends Op>(op: K, build: () => Requests[K]): Promise<Replies[K]> => {
+    let fields: Requests[K];
+    try {
+      fields = build();
+    } catch (err) {
+      return refuse(err as ResqError);
+    }
+    return send(op, fields);
+  };
+  return {
+    readBlob: (table, column, rowid, options = {}) => checked('readBlob', () => blobFields(table, column, rowid, options)),
+    blobFile: (table, column, rowid, options = {}) =>
+      checked('blobFile', () => {
+        const type = options?.type ?? '';
+        if (typeof type !== 'string') throw badParam('type must be a string (a MIME type such as "video/webm")');
+        return { ...cell(table, column, rowid), type };
+      }),
+    blobStream: (table, column, rowid, options = {}) => {
+      const chunkSize = options?.chunkSize ?? 1 << 20;
+      let session = 0;
+      let at = 0;
+      let end = 0;
+      const close = () => void send('blobStreamClose', { session }).catch(() => {});
+      return new ReadableStream<Uint8Array>(
+        {
+          start: async () => {
+            if (!Number.isInteger(chunkSize) || chunkSize < 1) throw badParam('chunkSize must be a whole number of bytes, 1 or more');
+            [session, at, end] = await checked('blobStreamOpen', () => blobFields(table, column, rowid, options));
+            if (at >= end) close();
+          },
+          pull: async (controller) => {
+            if (at >= end) return controller.close();
+            const length = Math.min(chunkSize, end - at);
+            const bytes = await send('blobStreamRead', { session, offset: at, length });
+            at += length;
+            controller.enqueue(bytes);
+            if (at >= end) controller.close();
+          },
+          cancel: () => {
+            if (at < end) close();
+          },
+        },
+        { highWaterMark: 1 },
+      );
+    },
+  };
+}
+
+/** An open database. Calls complete in the order they were made. */
+export class Database implements Transaction {
+  #client: Client;
+  #threshold: number;
+  #forget: () => void;
+  #closed: Promise<void> | null = null;
+  /** While a transaction runs, other calls wait here, in order. */
+  #inTransaction = false;
+  #waiting: Array<() => void> = [];
+  #warned = false;
+  #reads: BlobReads;
+
+  /** @internal use `open()` */
+  constructor(client: Client, threshold: number, forget: () => void) {
+    this.#client = client;
+    this.#threshold = threshold;
+    this.#forget = forget;
+    this.#reads = blobReads(this.#send, (err) => this.#gate(() => this.#client.fail(err)));
+  }
+
+  // Each call checks and copies its parameters now, as it is made, even when
+  // it then waits for a transaction to end: the caller may reuse its buffers
+  // and arrays as soon as the call returns.
+
+  execute(sql: string, params?: Params): Promise<RunResult> {
+    return this.#gate(this.#request('execute', sql, params, this.#inTransaction));
+  }
+
+  query<R extends Row = Row>(sql: string, params?: Params): Promise<R[]> {
+    return this.#gate(this.#request('query', sql, params, this.#inTransaction)).then((r) => decodeRows(r) as R[]);
+  }
+
+  queryBytes(sql: string, params?: Params): Promise<Uint8Array> {
+    return this.#gate(this.#request('queryBytes', sql, params, this.#inTransaction));
+  }
+
+  executeBatch(sql: string, paramSets: readonly Params[]): Promise<RunResult> {
+    return this.#gate(this.#request('executeBatch', sql, paramSets, this.#inTransaction));
+  }
+
+  readBlob(table: string, column: string, rowid: number | bigint, options: BlobRange = {}): Promise<Uint8Array> {
+    return this.#reads.readBlob(table, column, rowid, options);
+  }
+
+  blobStream(table: string, column: string, rowid: number | bigint, options: BlobRange & { chunkSize?: number } = {}): ReadableStream<Uint8Array> {
+    return this.#reads.blobStream(table, column, rowid, options);
+  }
+
+  blobFile(table: string, column: string, rowid: number | bigint, options: { type?: string } = {}): Promise<Blob> {
+    return this.#reads.blobFile(table, column, rowid, options);
+  }
+
+  /**
+   * Runs `fn` in a transaction (`BEGIN IMMEDIATE`): commits when it
+   * resolves, rolls back and re-throws its own error when it throws.
+   *
+   * Inside `fn`, use `tx`, never `db`: calls on the database made meanwhile
+   * wait until the transaction ends, so a `db` call awaited inside the
+   * callback waits forever (a deadlock). After 3 s of such waiting the
+   * package prints a `console.warn` naming the cause.
+   */
+  transaction<T>(fn: (tx: Transaction) => Promise<T> | T): Promise<T> {
+    if (typeof fn !== 'function') return this.#gate(() => this.#client.fail(badParam('transaction() takes a function')));
+    return this.#gate(async () => {
+      this.#inTransaction = true;
+      this.#warned = false;
+      let live = true;
+      const ended = () => badParam('this transaction has ended; use the database instead');
+      const guard = <R>(send: () => Promise<R>): Promise<R> => (live ? send() : Promise.reject(ended()));
+      const send: Send = (op, fields, transfer) => guard(() => this.#client.call(op, fields, transfer));
+      const tx: Transaction = {
+        execute: (sql, params) => guard(this.#request('execute', sql, params, false)),
+        query: (sql, params) => guard(this.#request('query', sql, params, false)).then((r) => decodeRows(r) as never),
+        queryBytes: (sql, params) => guard(this.#request('queryBytes', sql, params, false)),
+        executeBatch: (sql, sets) => guard(this.#request('executeBatch', sql, sets, false)),
+        ...blobReads(send, (err) => guard(() => this.#client.fail(err))),
+      };
+      const exec = (sql: string) => this.#request('execute', sql, undefined, false)();
+      try {
+        await exec('BEGIN IMMEDIATE');
+        let result: T;
+        try {
+          result = await fn(tx);
+        } catch (err) {
+          live = false;
+          await exec('ROLLBACK').catch(() => {});
+          throw err;
+        }
+        live = false;
+        try {
+          await exec('COMMIT');
+        } catch (err) {
+          await exec('ROLLBACK').catch(() => {});
+          throw err;
+        }
+        return result;
+      } finally {
+        live = false;
+        this.#endTransaction();
+      }
+    });
+  }
+
+  /**
+   * Temp space for a value built piece by piece (recorded media, a download
+   * arriving in parts): chunks go to the worker as they come (memory, then a
+   * temporary OPFS file) and never into database pages; passing the staged
+   * blob as a parameter to `execute` writes it into its row once.
+   */
+  stageBlob(): Promise<StagedBlob> {
+    return this.#send('stageOpen', {}).then((id) => new StagedBlob(id, this.#send, this));
+  }
+
+  /** Closes the database and stops its worker. Later calls reject with RESQ_CLOSED. */
+  close(): Promise<void> {
+    if (this.#closed) return this.#closed;
+    const closing = this.#gate(() => this.#client.call('close', {}).then(() => undefined));
+    this.#closed = closing.then(
+      () => this.#forget(),
+      (err) => {
+        this.#forget();
+        if (!(err instanceof ResqError && err.code === 'RESQ_WORKER_DIED')) throw err;
+      },
+    );
+    return this.#closed;
+  }
+
+  /** Sends one request through the gate. */
+  #send: Send = (op, fields, transfer) => this.#gate(() => this.#client.call(op, fields, transfer));
+
+  #gate<T>(run: () => Promise<T>): Promise<T> {
+    if (this.#closed) {
+      // In its turn: after close() itself has completed.
+      const closed = () => Promise.reject(new ResqError('RESQ_CLOSED', 'the database is closed'));
+      return this.#closed.then(closed, closed);
+    }
+    if (!this.#inTransaction) return run();
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => this.#warnDeadlock(), DEADLOCK_WARNING_MS);
+      this.#waiting.push(() => {
+        clearTimeout(timer);
+        run().then(resolve, reject);
+      });
+    });
+  }
+
+  #warnDeadlock(): void {
+    if (this.#warned) return;
+    this.#warned = true;
+    console.warn(
+      'resq-wasm: a call on the database has waited 3 s for a transaction to end. Calls on `db` made inside a ' +
+        'transaction() callback wait until the callback finishes, so one awaited there waits forever (a deadlock). ' +
+        'Inside the callback, use its `tx` argument (tx.execute, tx.query, tx.readBlob, …) instead of `db`.',
+    );
+  }
+
+  #endTransaction(): void {
+    this.#inTransaction = false;
+    // Start waiting calls in order, until one of them opens a transaction.
+    while (!this.#inTransaction && this.#waiting.length > 0) this.#waiting.shift()!();
+  }
+
+  /**
+   * Checks the SQL and prepares the parameters now; returns what sends the
+   * call. A call that `waits` (for a transaction to end) copies even small
+   * buffers now, which the structured clone would otherwise copy only when it
+   * is sent. A call refused here still fails in its turn.
+   */
+  #request<K extends 'execute' | 'query' | 'queryBytes' | 'executeBatch'>(
+    op: K,
+    sql: string,
+    params: Params | readonly Params[] | undefined,
+    waits: boolean,
+  ): () => Promise<Replies[K]> {
+    const out: Outgoing = { owner: this, transfer: new Set(), staged: [] };
+    const threshold = waits ? 0 : this.#threshold;
+    let fields: Requests[K];
+    try {
+      if (typeof sql !== 'string') throw badParam('sql must be a string');
+      if (op === 'executeBatch') {
+        if (!Array.isArray(params)) throw badParam('executeBatch takes an array of parameter sets');
+        fields = { sql, sets: params.map((p) => prepareParams(p, threshold, out)) } as Requests[K];
+      } else {
+        fields = { sql, params: prepareParams(params, threshold, out) } as Requests[K];
+      }
+    } catch (err) {
+      return () => this.#client.fail(err as ResqError);
+    }
+    // Only `execute` stores staged values (elsewhere the worker refuses them).
+    const staged = op === 'execute' ? out.staged : [];
+    if (staged.length > 0) (fields as Requests['execute']).staged = true;
+    const send = () => this.#client.call(op, fields, [...out.transfer]);
+    if (staged.length === 0) return send;
+    // A staged blob is consumed by the call that stores it (the worker has
+    // discarded it); a failed call leaves it usable.
+    return async () => {
+      const r = await send();
+      for (const b of staged) b[USED]();
+      return r;
+    };
+  }
+}

@@ -1,0 +1,195 @@
+//! One SQLite connection handle and what every layer above it needs: errors
+//! with their extended codes, preparing and stepping, a cell opened for
+//! incremental I/O. The handle is closed when its owner drops it.
+
+use super::handle::{BlobHandle, Statement};
+use crate::codec::{Error, Result};
+use sqlite_wasm_rs as ffi;
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::ptr;
+
+pub struct Conn {
+    raw: *mut ffi::sqlite3,
+}
+
+impl Conn {
+    pub fn open(name: &str, vfs: Option<&str>) -> Result<Conn> {
+        let c_name = cstring(name)?;
+        let c_vfs = vfs.map(cstring).transpose()?;
+        let mut raw = ptr::null_mut();
+        let flags = ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_CREATE | ffi::SQLITE_OPEN_EXRESCODE;
+        let rc = unsafe {
+            ffi::sqlite3_open_v2(c_name.as_ptr(), &mut raw, flags, c_vfs.as_ref().map_or(ptr::null(), |v| v.as_ptr()))
+        };
+        // Even a failed open returns a handle (to read the error from), which
+        // must be closed: the owner does it.
+        let conn = Conn { raw };
+        if rc != ffi::SQLITE_OK {
+            return Err(conn.error(rc));
+        }
+        Ok(conn)
+    }
+
+    pub fn raw(&self) -> *mut ffi::sqlite3 {
+        self.raw
+    }
+
+    /// The error SQLite just reported, with its extended code and message.
+    pub fn error(&self, rc: i32) -> Error {
+        if self.raw.is_null() {
+            return Error::Sqlite { errno: rc, message: "out of memory".into() };
+        }
+        let (errno, message) = unsafe {
+            let code = ffi::sqlite3_extended_errcode(self.raw);
+            let msg = CStr::from_ptr(ffi::sqlite3_errmsg(self.raw)).to_string_lossy().into_owned();
+            (if code & 0xff == rc & 0xff { code } else { rc }, msg)
+        };
+        Error::Sqlite { errno, message }
+    }
+
+    /// Prepares the first statement of `sql`; returns it (`None` if the SQL
+    /// holds only blanks) and the SQL after it.
+    pub fn prepare<'s>(&self, sql: &'s str, flags: u32) -> Result<(Option<Statement>, &'s str)> {
+        let mut stmt = ptr::null_mut();
+        let mut tail: *const c_char = ptr::null();
+        let start = sql.as_ptr() as *const c_char;
+        let rc = unsafe { ffi::sqlite3_prepare_v3(self.raw, start, sql.len() as i32, flags, &mut stmt, &mut tail) };
+        if rc != ffi::SQLITE_OK {
+            return Err(self.error(rc));
+        }
+        let used = if tail.is_null() { sql.len() } else { tail as usize - start as usize };
+        Ok((Statement::from_raw(stmt), &sql[used..]))
+    }
+
+    /// Steps a statement to the end, ignoring rows.
+    pub fn step_all(&self, stmt: *mut ffi::sqlite3_stmt) -> Result<()> {
+        loop {
+            match unsafe { ffi::sqlite3_step(stmt) } {
+                ffi::SQLITE_ROW => continue,
+                ffi::SQLITE_DONE => return Ok(()),
+                rc => return Err(self.error(rc)),
+            }
+        }
+    }
+
+    /// Runs one statement of internal SQL, prepared for this call only.
+    /// `bind` binds its parameters; the first row's integer columns come
+    /// back (empty when there is no row).
+    pub fn row(&self, sql: &str, bind: impl FnOnce(*mut ffi::sqlite3_stmt)) -> Result<Vec<i64>> {
+        let stmt = self.prepare(sql, 0)?.0.ok_or_else(|| Error::BadParam("internal SQL holds no statement".into()))?;
+        bind(stmt.raw());
+        match unsafe { ffi::sqlite3_step(stmt.raw()) } {
+            ffi::SQLITE_ROW => {
+                let n = unsafe { ffi::sqlite3_column_count(stmt.raw()) };
+                Ok((0..n).map(|i| unsafe { ffi::sqlite3_column_int64(stmt.raw(), i) }).collect())
+            }
+            ffi::SQLITE_DONE => Ok(Vec::new()),
+            rc => Err(self.error(rc)),
+        }
+    }
+
+    /// The text column of every row of internal SQL (names from a pragma).
+    pub fn texts(&self, sql: &str, bind: impl FnOnce(*mut ffi::sqlite3_stmt)) -> Result<Vec<String>> {
+        let stmt = self.prepare(sql, 0)?.0.ok_or_else(|| Error::BadParam("internal SQL holds no statement".into()))?;
+        bind(stmt.raw());
+        let mut out = Vec::new();
+        loop {
+            match unsafe { ffi::sqlite3_step(stmt.raw()) } {
+                ffi::SQLITE_ROW => out.push(unsafe { column_text(stmt.raw(), 0) }),
+                ffi::SQLITE_DONE => return Ok(out),
+                rc => return Err(self.error(rc)),
+            }
+        }
+    }
+
+    /// `(changes, lastInsertRowid)` of the last statement.
+    pub fn figures(&self) -> (i64, i64) {
+        unsafe { (ffi::sqlite3_changes64(self.raw), ffi::sqlite3_last_insert_rowid(self.raw)) }
+    }
+
+    /// Whether a transaction is open (`BEGIN` without its end yet).
+    pub fn in_transaction(&self) -> bool {
+        unsafe { ffi::sqlite3_get_autocommit(self.raw) == 0 }
+    }
+
+    /// Turns triggers on or off for statements prepared from now on.
+    pub fn set_triggers(&self, on: bool) -> Result<()> {
+        let rc = unsafe { ffi::sqlite3_db_config(self.raw, ffi::SQLITE_DBCONFIG_ENABLE_TRIGGER, on as c_int, ptr::null_mut::<c_int>()) };
+        if rc != ffi::SQLITE_OK {
+            return Err(self.error(rc));
+        }
+        Ok(())
+    }
+
+    /// Opens one cell for incremental I/O. Unknown table, column or rowid is
+    /// `RESQ_NOT_FOUND`; a cell that holds no BLOB or TEXT is `RESQ_BAD_PARAM`.
+    pub fn open_blob(&self, db: &str, table: &str, column: &str, rowid: i64, write: bool) -> Result<BlobHandle> {
+        let (db_c, table_c, column_c) = (cstring(db)?, cstring(table)?, cstring(column)?);
+        let mut h = ptr::null_mut();
+        let rc = unsafe {
+            ffi::sqlite3_blob_open(self.raw, db_c.as_ptr(), table_c.as_ptr(), column_c.as_ptr(), rowid, write as c_int, &mut h)
+        };
+        if rc == ffi::SQLITE_OK {
+            return Ok(BlobHandle::from_raw(h));
+        }
+        // A failed open may still hand back a handle to close.
+        if !h.is_null() {
+            drop(BlobHandle::from_raw(h));
+        }
+        let e = self.error(rc);
+        let message = e.to_string();
+        if message.starts_with("no such") {
+            Err(Error::NotFound(format!("{table}.{column} rowid {rowid}: {message}")))
+        } else if message.starts_with("cannot open value of type") {
+            Err(Error::BadParam(format!("{table}.{column} rowid {rowid} holds no BLOB ({message})")))
+        } else {
+            Err(e)
+        }
+    }
+
+    /// Closes the connection; every statement and blob handle must be gone.
+    /// A second call does nothing.
+    pub fn close(&mut self) -> Result<()> {
+        if self.raw.is_null() {
+            return Ok(());
+        }
+        let rc = unsafe { ffi::sqlite3_close(self.raw) };
+        if rc != ffi::SQLITE_OK {
+            return Err(self.error(rc));
+        }
+        self.raw = ptr::null_mut();
+        Ok(())
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        // The owners of its statements and blob handles drop them first
+        // (see `Db`'s field order).
+        let _ = self.close();
+    }
+}
+
+/// Text of a column as an owned string (NULL is empty).
+pub unsafe fn column_text(stmt: *mut ffi::sqlite3_stmt, i: i32) -> String {
+    let p = ffi::sqlite3_column_text(stmt, i);
+    if p.is_null() {
+        String::new()
+    } else {
+        CStr::from_ptr(p.cast()).to_string_lossy().into_owned()
+    }
+}
+
+/// Binds a string parameter (copied by SQLite).
+pub unsafe fn bind_text(stmt: *mut ffi::sqlite3_stmt, i: i32, s: &str) {
+    ffi::sqlite3_bind_text64(stmt, i, s.as_ptr().cast(), s.len() as u64, ffi::SQLITE_TRANSIENT(), ffi::SQLITE_UTF8 as u8);
+}
+
+/// Binds a BLOB parameter (copied by SQLite).
+pub unsafe fn bind_blob(stmt: *mut ffi::sqlite3_stmt, i: i32, b: &[u8]) {
+    ffi::sqlite3_bind_blob64(stmt, i, b.as_ptr().cast(), b.len() as u64, ffi::SQLITE_TRANSIENT());
+}
+
+fn cstring(s: &str) -> Result<CString> {
+    CString::new(s).map_err(|_| Error::BadParam("a name cannot contain a NUL character".into()))
+}

@@ -1,0 +1,71 @@
+// A test worker: the package's own worker, imported unchanged, plus probes
+// the tests drive over a BroadcastChannel. `start({ probe })` in harness.mjs
+// installs it in the test app in place of `resq-wasm/pkg/worker.js` (moving
+// the real one to worker-real.js), so the package carries no test hooks.
+// The harness prepends `const PROBE_OPTIONS = {...}`:
+//   noOpfs: this worker sees no origin private file system.
+//
+// Probes, asked with { probe, worker: <the worker's name>, id }:
+//   memory         the wasm instance's memory in bytes
+//   written        bytes written to OPFS sync access handles by this worker
+//   trapNextQuery  the next db.query() makes the wasm trap for real (a call
+//                  into the instance with a pointer outside its memory)
+//   failNextReply  the next reply cannot be posted (postMessage throws)
+
+/* global PROBE_OPTIONS */
+// Static imports: the real worker sets its onmessage before any message
+// arrives (a top-level await here would let the first one be lost).
+import './worker-real.js';
+import * as glue from './wasm/resq_wasm.js';
+
+if (PROBE_OPTIONS.noOpfs) delete StorageManager.prototype.getDirectory;
+
+let written = 0;
+const SyncHandle = globalThis.FileSystemSyncAccessHandle;
+if (SyncHandle) {
+  const write = SyncHandle.prototype.write;
+  SyncHandle.prototype.write = function (buffer, options) {
+    const n = write.call(this, buffer, options);
+    written += n;
+    return n;
+  };
+}
+
+let failNextReply = false;
+const post = self.postMessage.bind(self);
+self.postMessage = (message, transfer) => {
+  if (failNextReply && message && 'ok' in message && message.ok) {
+    failNextReply = false;
+    throw new DOMException('the probe refused to post this reply', 'DataCloneError');
+  }
+  return post(message, transfer);
+};
+
+
+let exports = null;
+let trapNextQuery = false;
+const query = glue.Connection.prototype.query;
+glue.Connection.prototype.query = function (...args) {
+  if (trapNextQuery) {
+    trapNextQuery = false;
+    // `this` pointer far outside the instance's memory: a real
+    // "memory access out of bounds" trap inside the wasm.
+    exports.connection_query(0xfffffff0, 0, 0, undefined);
+  }
+  return query.apply(this, args);
+};
+
+const channel = new BroadcastChannel('resq-wasm-probe');
+channel.onmessage = async ({ data }) => {
+  if (data.worker !== self.name) return;
+  // Called only once the database is open: init() then returns the
+  // instance the worker already made.
+  exports ??= await glue.default();
+  const answers = {
+    memory: () => exports.memory.buffer.byteLength,
+    written: () => written,
+    trapNextQuery: () => (trapNextQuery = true),
+    failNextReply: () => (failNextReply = true),
+  };
+  channel.postMessage({ id: data.id, value: answers[data.probe]() });
+};
