@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { start } from './harness.mjs';
 import { inPage } from './util.mjs';
@@ -27,6 +27,22 @@ test('the tarball holds the wasm, the page client, its types and the worker', ()
   }
   const stray = files.filter((f) => /^package\/(src|target|tests|benches|www|node_modules)\//.test(f));
   assert.deepEqual(stray, [], 'nothing but pkg/ and package files');
+});
+
+test('nothing test-only ships: no test hooks or benchmark probes in the installed package, its wasm exports or its types', async () => {
+  const pkg = join(h.app, 'node_modules/resq-wasm/pkg');
+  const text = execFileSync('find', [pkg, '-type', 'f', '(', '-name', '*.js', '-o', '-name', '*.d.ts', ')'], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((f) => readFileSync(f, 'utf8'))
+    .join('\n');
+  const hooks = ['crashForTests', 'crashWorkerForTests', 'inTransaction', 'wasmMemoryBytes', 'opfsBytesWritten', 'stats()', "'stats'", 'SyncAccessHandle.prototype', '__probe', 'ForTests'];
+  for (const hook of hooks) assert.ok(!text.includes(hook), `${hook} is not in the package`);
+  const wasm = await WebAssembly.compile(readFileSync(join(pkg, 'wasm/resq_wasm_bg.wasm')));
+  const exports = WebAssembly.Module.exports(wasm).map((e) => e.name);
+  assert.ok(exports.includes('connection_query'), 'the export list is read');
+  const found = exports.filter((n) => /test|crash|stats|memory_bytes|in_transaction/i.test(n));
+  assert.deepEqual(found, [], 'no test-only wasm export');
 });
 
 test('a page imports resq-wasm from the installed folder and runs SQLite', async () => {
