@@ -1,6 +1,7 @@
 // No data loss across a crash: rows whose INSERT had resolved are there
 // after the whole browser is killed with SIGKILL mid-work and started again
-// on the same profile; a transaction that had not committed is not.
+// on the same profile; a transaction that had not committed is not, even
+// when its pages had already spilled into the database file.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -38,38 +39,92 @@ function killBrowser() {
   execFileSync('pkill', ['-KILL', '-f', '--', `user-data-dir=${profile}`]);
 }
 
-test('committed rows survive a SIGKILL of the browser; an open transaction does not', async () => {
+/**
+ * The bytes of every file in database `name`'s OPFS pool (`.resq-wasm/<name>/`,
+ * file names opaque): run in the page, so it needs its own copy of the walk.
+ */
+const poolBytes = async (name) => {
+  let total = 0;
+  const walk = async (dir) => {
+    for await (const [, entry] of dir.entries()) {
+      if (entry.kind === 'directory') await walk(entry);
+      else total += (await entry.getFile()).size;
+    }
+  };
+  await walk(await (await (await navigator.storage.getDirectory()).getDirectoryHandle('.resq-wasm')).getDirectoryHandle(name));
+  return total;
+};
+
+// The build's page cache holds 16 MiB (SQLITE_DEFAULT_CACHE_SIZE=-16384, 8 KiB
+// pages). An open transaction smaller than that lives in memory and a crash
+// loses it whatever the journal does; 40 MB must spill into the database file,
+// so only the rollback journal can take it out again after the kill.
+const CACHE = 16 << 20;
+const OPEN_MB = 40;
+
+test('committed rows survive a SIGKILL of the browser; an open transaction that spilled past the page cache into the file does not', async (t) => {
   const first = await launch();
-  const written = await inPage(first.page, async ({ open }) => {
-    const db = await open('crash.db');
-    await db.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB)');
-    const blob = new Uint8Array(300000).map((_, i) => i & 255);
-    for (let i = 0; i < 20; i++) await db.execute('INSERT INTO t(data) VALUES (?)', [blob]);
-    // Leave a transaction open with more rows in it, and never commit.
-    let release;
-    const hold = new Promise((r) => (release = r));
-    db.transaction(async (tx) => {
-      await tx.execute('INSERT INTO t(data) VALUES (?)', [blob]);
-      await tx.execute('INSERT INTO t(data) VALUES (?)', [blob]);
-      await hold;
-    });
-    await new Promise((r) => setTimeout(r, 200));
-    window.__release = release;
-    return 20;
-  });
+  const before = await inPage(
+    first.page,
+    async ({ open }, [poolSrc, OPEN_MB]) => {
+      const poolBytes = (0, eval)(`(${poolSrc})`);
+      const db = await open('crash.db');
+      await db.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB)');
+      const blob = new Uint8Array(300000).map((_, i) => i & 255);
+      for (let i = 0; i < 20; i++) await db.execute('INSERT INTO t(data) VALUES (?)', [blob]);
+      const [{ page_count: committedPages }] = await db.query('PRAGMA page_count');
+      const committedBytes = await poolBytes('crash.db');
+      // Leave a transaction open with 40 MB of rows in it, and never commit.
+      const mb = new Uint8Array(1 << 20).fill(0xee);
+      return new Promise((resolve, reject) => {
+        db.transaction(async (tx) => {
+          for (let i = 0; i < OPEN_MB; i++) await tx.execute('INSERT INTO t(data) VALUES (?)', [mb]);
+          const [{ page_count: openPages }] = await tx.query('PRAGMA page_count');
+          resolve({ committedPages, committedBytes, openPages, openBytes: await poolBytes('crash.db') });
+          await new Promise(() => {});
+        }).catch(reject);
+      });
+    },
+    [poolBytes.toString(), OPEN_MB],
+  );
   killBrowser();
   await first.context.close().catch(() => {});
+  t.diagnostic(`before the kill: ${JSON.stringify(before)}`);
+  // The open transaction's pages were in the file: it had grown by more than
+  // the whole page cache could have held back.
+  assert.ok(before.openPages >= before.committedPages + (OPEN_MB << 20) / 8192, JSON.stringify(before));
+  assert.ok(before.openBytes - before.committedBytes > CACHE, `the pool grew by ${before.openBytes - before.committedBytes} bytes only: no spill`);
 
   const second = await launch();
-  const after = await inPage(second.page, async ({ open }) => {
-    const db = await open('crash.db');
-    const [row] = await db.query("SELECT count(*) AS n, sum(length(data)) AS bytes, (SELECT integrity_check FROM pragma_integrity_check) AS ok FROM t");
-    const [{ first }] = await db.query('SELECT data AS first FROM t ORDER BY id LIMIT 1');
-    await db.close();
-    return { ...row, sample: Array.from(first.subarray(0, 4)).concat(first[299999]) };
-  });
+  const after = await inPage(
+    second.page,
+    async ({ open }, poolSrc) => {
+      const poolBytes = (0, eval)(`(${poolSrc})`);
+      const db = await open('crash.db');
+      const [row] = await db.query(
+        'SELECT count(*) AS n, sum(length(data)) AS bytes, sum(length(data) != 300000) AS uncommitted, (SELECT integrity_check FROM pragma_integrity_check) AS ok FROM t',
+      );
+      const [{ page_count: pages }] = await db.query('PRAGMA page_count');
+      const [{ first }] = await db.query('SELECT data AS first FROM t ORDER BY id LIMIT 1');
+      const bytes = await poolBytes('crash.db');
+      await db.close();
+      return { ...row, pages, poolBytes: bytes, sample: Array.from(first.subarray(0, 4)).concat(first[299999]) };
+    },
+    poolBytes.toString(),
+  );
   await second.context.close();
-  assert.deepEqual(after, { n: written, bytes: written * 300000, ok: 'ok', sample: [0, 1, 2, 3, 299999 & 255] });
+  t.diagnostic(`after the restart: ${JSON.stringify(after)}`);
+  // Only the committed rows, and the pool back to its committed size: the
+  // hot journal's rollback took the spilled pages out of the file.
+  assert.deepEqual(after, {
+    n: 20,
+    bytes: 20 * 300000,
+    uncommitted: 0,
+    ok: 'ok',
+    pages: before.committedPages,
+    poolBytes: before.committedBytes,
+    sample: [0, 1, 2, 3, 299999 & 255],
+  });
 });
 
 test('a SIGKILL while a large Blob streams into its row and a staged blob has spilled: the row is whole or absent, and temp space is reclaimed', async (t) => {
