@@ -55,6 +55,25 @@ const poolBytes = async (name) => {
   return total;
 };
 
+/**
+ * The files in the stage directory of OPFS database `name`
+ * (`.resq-wasm-stage/opfs-<name>/`) as `[file, size]`, or null when the
+ * directory does not exist: run in the page.
+ */
+const stageFiles = async (name) => {
+  let dir;
+  try {
+    const top = await (await navigator.storage.getDirectory()).getDirectoryHandle('.resq-wasm-stage');
+    dir = await top.getDirectoryHandle(`opfs-${encodeURIComponent(name)}`);
+  } catch (e) {
+    if (e.name === 'NotFoundError') return null;
+    throw e;
+  }
+  const files = [];
+  for await (const [n, f] of dir.entries()) files.push([n, f.kind === 'file' ? (await f.getFile()).size : f.kind]);
+  return files;
+};
+
 // The build's page cache holds 16 MiB (SQLITE_DEFAULT_CACHE_SIZE=-16384, 8 KiB
 // pages). An open transaction smaller than that lives in memory and a crash
 // loses it whatever the journal does; 40 MB must spill into the database file,
@@ -127,34 +146,47 @@ test('committed rows survive a SIGKILL of the browser; an open transaction that 
   });
 });
 
-test('a SIGKILL while a large Blob streams into its row and a staged blob has spilled: the row is whole or absent, and temp space is reclaimed', async (t) => {
+test('a SIGKILL while a large Blob streams into its row and a staged blob has spilled: the row is whole or absent, and the next open() of another database removes the temp file', async (t) => {
   const MB = 1 << 20;
   const first = await launch();
-  await inPage(
+  const staged = await inPage(
     first.page,
-    async ({ open }, MB) => {
+    async ({ open }, [MB, stageSrc]) => {
+      const stageFiles = (0, eval)(`(${stageSrc})`);
       const db = await open('crash-media.db');
       await db.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
       const part = (seed) => Uint8Array.from({ length: MB }, (_, j) => (j * 7 + seed * 13) & 255);
       await db.execute("INSERT INTO media(name, data) VALUES ('committed', ?)", [new Blob([part(1)])]);
       const staged = await db.stageBlob();
       await staged.append(new Uint8Array(6 * MB).fill(9)); // spilled to a temp file, never used
+      const files = await stageFiles('crash-media.db');
       // 128 MB streamed in 1 MB steps: the kill lands while it is being written.
       const big = new Blob(Array.from({ length: 128 }, (_, i) => part(i)));
       db.execute("INSERT INTO media(name, data) VALUES ('in flight', ?)", [big]).catch(() => {});
       await new Promise((r) => setTimeout(r, 300));
+      return files;
     },
-    MB,
+    [MB, stageFiles.toString()],
   );
   killBrowser();
   await first.context.close().catch(() => {});
+  // The worker's temp space held the spilled staged blob when it died.
+  assert.deepEqual(staged, [['1.bin', 6 * MB]]);
 
   const second = await launch();
   const after = await inPage(
     second.page,
-    async ({ open }, MB) => {
+    async ({ open }, [MB, stageSrc]) => {
+      const stageFiles = (0, eval)(`(${stageSrc})`);
       const part = (seed) => Uint8Array.from({ length: MB }, (_, j) => (j * 7 + seed * 13) & 255);
       const hex = async (b) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (x) => x.toString(16).padStart(2, '0')).join('');
+      // The dead worker's temp file outlived the browser; the next open() of
+      // any database removes it (no live worker holds its lock), before any
+      // close() could sweep.
+      const leftAfterRestart = await stageFiles('crash-media.db');
+      const other = await open('crash-other.db');
+      const leftAfterOpen = await stageFiles('crash-media.db');
+      await other.close();
       const db = await open('crash-media.db');
       const rows = await db.query('SELECT id, name, length(data) AS n FROM media ORDER BY id');
       const [{ ok }] = await db.query('SELECT integrity_check AS ok FROM pragma_integrity_check');
@@ -162,14 +194,9 @@ test('a SIGKILL while a large Blob streams into its row and a staged blob has sp
       let inFlight = null;
       if (rows[1]) inFlight = (await hex(await (await db.blobFile('media', 'data', rows[1].id)).arrayBuffer())) === (await hex(await new Blob(Array.from({ length: 128 }, (_, i) => part(i))).arrayBuffer()));
       await db.close();
-      const top = await (await navigator.storage.getDirectory()).getDirectoryHandle('.resq-wasm-stage', { create: true });
-      const left = [];
-      try {
-        for await (const [n] of (await top.getDirectoryHandle(`opfs-${encodeURIComponent('crash-media.db')}`)).entries()) left.push(n);
-      } catch {}
-      return { rows: rows.map((r) => [r.name, r.n]), ok, committed, inFlight, left };
+      return { rows: rows.map((r) => [r.name, r.n]), ok, committed, inFlight, leftAfterRestart, leftAfterOpen };
     },
-    MB,
+    [MB, stageFiles.toString()],
   );
   await second.context.close();
   t.diagnostic(after.rows.length === 2 ? 'the 128 MB insert had committed before the kill' : 'the kill landed before the 128 MB insert committed');
@@ -182,5 +209,6 @@ test('a SIGKILL while a large Blob streams into its row and a staged blob has sp
   } else {
     assert.equal(after.rows.length, 1);
   }
-  assert.deepEqual(after.left, []);
+  assert.deepEqual(after.leftAfterRestart, [['1.bin', 6 * MB]]);
+  assert.equal(after.leftAfterOpen, null);
 });
