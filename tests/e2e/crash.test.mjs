@@ -149,10 +149,11 @@ test('committed rows survive a SIGKILL of the browser; an open transaction that 
 test('a SIGKILL while a large Blob streams into its row and a staged blob has spilled: the row is whole or absent, and the next open() of another database removes the temp file', async (t) => {
   const MB = 1 << 20;
   const first = await launch();
-  const staged = await inPage(
+  const before = await inPage(
     first.page,
-    async ({ open }, [MB, stageSrc]) => {
+    async ({ open }, [MB, stageSrc, poolSrc, CACHE]) => {
       const stageFiles = (0, eval)(`(${stageSrc})`);
+      const poolBytes = (0, eval)(`(${poolSrc})`);
       const db = await open('crash-media.db');
       await db.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
       const part = (seed) => Uint8Array.from({ length: MB }, (_, j) => (j * 7 + seed * 13) & 255);
@@ -160,18 +161,32 @@ test('a SIGKILL while a large Blob streams into its row and a staged blob has sp
       const staged = await db.stageBlob();
       await staged.append(new Uint8Array(6 * MB).fill(9)); // spilled to a temp file, never used
       const files = await stageFiles('crash-media.db');
-      // 128 MB streamed in 1 MB steps: the kill lands while it is being written.
+      // 128 MB streamed in 1 MB steps into the zeroblob its INSERT made.
       const big = new Blob(Array.from({ length: 128 }, (_, i) => part(i)));
-      db.execute("INSERT INTO media(name, data) VALUES ('in flight', ?)", [big]).catch(() => {});
-      await new Promise((r) => setTimeout(r, 300));
-      return files;
+      const base = await poolBytes('crash-media.db');
+      let settled = null;
+      db.execute("INSERT INTO media(name, data) VALUES ('in flight', ?)", [big]).then(
+        () => (settled = 'committed'),
+        (e) => (settled = e.code),
+      );
+      // The zeroblob is in once all of it that the page cache cannot hold
+      // has reached the file; the Blob's bytes are written into it after.
+      // The kill lands a little into that, well before the commit.
+      const start = performance.now();
+      while (settled === null && (await poolBytes('crash-media.db')) - base < 128 * MB - CACHE) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 100));
+      return { files, settled, ms: Math.round(performance.now() - start) };
     },
-    [MB, stageFiles.toString()],
+    [MB, stageFiles.toString(), poolBytes.toString(), CACHE],
   );
   killBrowser();
   await first.context.close().catch(() => {});
-  // The worker's temp space held the spilled staged blob when it died.
-  assert.deepEqual(staged, [['1.bin', 6 * MB]]);
+  t.diagnostic(`killed ${before.ms} ms into the 128 MB INSERT`);
+  // The INSERT was still running at the kill (unless it committed in the
+  // few milliseconds before pkill), and the worker's temp space held the
+  // spilled staged blob.
+  assert.equal(before.settled, null, 'the 128 MB INSERT had ended before the kill');
+  assert.deepEqual(before.files, [['1.bin', 6 * MB]]);
 
   const second = await launch();
   const after = await inPage(
