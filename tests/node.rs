@@ -438,26 +438,60 @@ async fn a_failing_script_leaves_nothing() {
     assert_eq!(scalar(&mut db, "SELECT count(*) AS n FROM s1"), "1");
 }
 
+/// Prepared statements a connection keeps (`CACHE_SIZE` in src/worker/db.rs).
+const STATEMENT_CACHE: usize = 64;
+
+/// How many times the connection's live prepared statement `sql` has run
+/// (`sqlite_stmt`, from SQLITE_ENABLE_STMTVTAB), or `None` when no statement
+/// of that SQL is prepared: a cache-less connection finalizes each one.
+fn runs(db: &mut Connection, sql: &str) -> Option<u64> {
+    let out = json(db, "SELECT run FROM sqlite_stmt WHERE sql = ?", params(&[text(sql)]));
+    if out == "[]" {
+        return None;
+    }
+    let n = out.strip_prefix(r#"[{"run":"#).and_then(|s| s.strip_suffix("}]")).and_then(|n| n.parse().ok());
+    Some(n.unwrap_or_else(|| panic!("one row with a run count: {out}")))
+}
+
 #[wasm_bindgen_test]
 async fn statement_cache_reuses_and_evicts_correctly() {
     let mut db = open_mem(1024.0).await;
     exec(&mut db, "CREATE TABLE c(id INTEGER PRIMARY KEY, v)", JsValue::UNDEFINED);
     let ins = "INSERT INTO c(v) VALUES (?)";
+    assert_eq!(runs(&mut db, ins), None);
     for i in 0..500 {
         let r = exec(&mut db, ins, params(&[num(i as f64)]));
         assert_eq!(figures(&r), (1.0, (i + 1) as f64));
     }
+    // One prepared statement ran 500 times, and is still prepared.
+    assert_eq!(runs(&mut db, ins), Some(500));
     let sel = "SELECT count(*) AS n, sum(v) AS s FROM c WHERE v >= ?";
     for i in 0..100 {
         let want = format!(r#"[{{"n":{},"s":{}}}]"#, 500 - i * 5, (i * 5..500).sum::<i64>());
         assert_eq!(json(&mut db, sel, params(&[num((i * 5) as f64)])), want);
+        if i == 0 {
+            assert_eq!(runs(&mut db, sel), Some(1));
+        }
     }
-    // More distinct statements than the cache holds, then the first ones again.
+    assert_eq!(runs(&mut db, sel), Some(100));
+    // More distinct statements than the cache holds: it keeps the newest
+    // ones (`SELECT 137 AS k` … `SELECT 199 AS k`) and the query that lists
+    // them, which took the place of the oldest, `SELECT 136 AS k`.
     for i in 0..200 {
         assert_eq!(json_of(&mut db, &format!("SELECT {i} AS k")), format!(r#"[{{"k":{i}}}]"#));
     }
+    let live = "SELECT count(*) AS live, count(k) AS ks, min(k) AS lo, max(k) AS hi FROM \
+                (SELECT CASE WHEN sql GLOB 'SELECT [0-9]* AS k' THEN CAST(substr(sql, 8) AS INTEGER) END AS k FROM sqlite_stmt)";
+    let oldest_kept = 200 - (STATEMENT_CACHE - 1);
+    assert_eq!(
+        json_of(&mut db, live),
+        format!(r#"[{{"live":{STATEMENT_CACHE},"ks":{},"lo":{oldest_kept},"hi":199}}]"#, STATEMENT_CACHE - 1)
+    );
+    assert_eq!(runs(&mut db, ins), None, "evicted statements are finalized");
+    // The evicted statements are prepared again when they come back.
     assert_eq!(figures(&exec(&mut db, ins, params(&[num(1000.0)]))), (1.0, 501.0));
     assert_eq!(json(&mut db, sel, params(&[num(999.0)])), r#"[{"n":1,"s":1000}]"#);
+    assert_eq!(runs(&mut db, ins), Some(1));
     // A statement that failed mid-way is reset: the next run starts over.
     exec(&mut db, "CREATE TABLE once(x UNIQUE)", JsValue::UNDEFINED);
     let dup = "INSERT INTO once VALUES (?), (?)";

@@ -1,6 +1,7 @@
 // No data loss across a crash: rows whose INSERT had resolved are there
 // after the whole browser is killed with SIGKILL mid-work and started again
-// on the same profile; a transaction that had not committed is not.
+// on the same profile; a transaction that had not committed is not, even
+// when its pages had already spilled into the database file.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -38,68 +39,169 @@ function killBrowser() {
   execFileSync('pkill', ['-KILL', '-f', '--', `user-data-dir=${profile}`]);
 }
 
-test('committed rows survive a SIGKILL of the browser; an open transaction does not', async () => {
+/**
+ * The bytes of every file in database `name`'s OPFS pool (`.resq-wasm/<name>/`,
+ * file names opaque): run in the page, so it needs its own copy of the walk.
+ */
+const poolBytes = async (name) => {
+  let total = 0;
+  const walk = async (dir) => {
+    for await (const [, entry] of dir.entries()) {
+      if (entry.kind === 'directory') await walk(entry);
+      else total += (await entry.getFile()).size;
+    }
+  };
+  await walk(await (await (await navigator.storage.getDirectory()).getDirectoryHandle('.resq-wasm')).getDirectoryHandle(name));
+  return total;
+};
+
+/**
+ * The files in the stage directory of OPFS database `name`
+ * (`.resq-wasm-stage/opfs-<name>/`) as `[file, size]`, or null when the
+ * directory does not exist: run in the page.
+ */
+const stageFiles = async (name) => {
+  let dir;
+  try {
+    const top = await (await navigator.storage.getDirectory()).getDirectoryHandle('.resq-wasm-stage');
+    dir = await top.getDirectoryHandle(`opfs-${encodeURIComponent(name)}`);
+  } catch (e) {
+    if (e.name === 'NotFoundError') return null;
+    throw e;
+  }
+  const files = [];
+  for await (const [n, f] of dir.entries()) files.push([n, f.kind === 'file' ? (await f.getFile()).size : f.kind]);
+  return files;
+};
+
+// The build's page cache holds 16 MiB (SQLITE_DEFAULT_CACHE_SIZE=-16384, 8 KiB
+// pages). An open transaction smaller than that lives in memory and a crash
+// loses it whatever the journal does; 40 MB must spill into the database file,
+// so only the rollback journal can take it out again after the kill.
+const CACHE = 16 << 20;
+const OPEN_MB = 40;
+
+test('committed rows survive a SIGKILL of the browser; an open transaction that spilled past the page cache into the file does not', async (t) => {
   const first = await launch();
-  const written = await inPage(first.page, async ({ open }) => {
-    const db = await open('crash.db');
-    await db.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB)');
-    const blob = new Uint8Array(300000).map((_, i) => i & 255);
-    for (let i = 0; i < 20; i++) await db.execute('INSERT INTO t(data) VALUES (?)', [blob]);
-    // Leave a transaction open with more rows in it, and never commit.
-    let release;
-    const hold = new Promise((r) => (release = r));
-    db.transaction(async (tx) => {
-      await tx.execute('INSERT INTO t(data) VALUES (?)', [blob]);
-      await tx.execute('INSERT INTO t(data) VALUES (?)', [blob]);
-      await hold;
-    });
-    await new Promise((r) => setTimeout(r, 200));
-    window.__release = release;
-    return 20;
-  });
+  const before = await inPage(
+    first.page,
+    async ({ open }, [poolSrc, OPEN_MB]) => {
+      const poolBytes = (0, eval)(`(${poolSrc})`);
+      const db = await open('crash.db');
+      await db.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB)');
+      const blob = new Uint8Array(300000).map((_, i) => i & 255);
+      for (let i = 0; i < 20; i++) await db.execute('INSERT INTO t(data) VALUES (?)', [blob]);
+      const [{ page_count: committedPages }] = await db.query('PRAGMA page_count');
+      const committedBytes = await poolBytes('crash.db');
+      // Leave a transaction open with 40 MB of rows in it, and never commit.
+      const mb = new Uint8Array(1 << 20).fill(0xee);
+      return new Promise((resolve, reject) => {
+        db.transaction(async (tx) => {
+          for (let i = 0; i < OPEN_MB; i++) await tx.execute('INSERT INTO t(data) VALUES (?)', [mb]);
+          const [{ page_count: openPages }] = await tx.query('PRAGMA page_count');
+          resolve({ committedPages, committedBytes, openPages, openBytes: await poolBytes('crash.db') });
+          await new Promise(() => {});
+        }).catch(reject);
+      });
+    },
+    [poolBytes.toString(), OPEN_MB],
+  );
   killBrowser();
   await first.context.close().catch(() => {});
+  t.diagnostic(`before the kill: ${JSON.stringify(before)}`);
+  // The open transaction's pages were in the file: it had grown by more than
+  // the whole page cache could have held back.
+  assert.ok(before.openPages >= before.committedPages + (OPEN_MB << 20) / 8192, JSON.stringify(before));
+  assert.ok(before.openBytes - before.committedBytes > CACHE, `the pool grew by ${before.openBytes - before.committedBytes} bytes only: no spill`);
 
   const second = await launch();
-  const after = await inPage(second.page, async ({ open }) => {
-    const db = await open('crash.db');
-    const [row] = await db.query("SELECT count(*) AS n, sum(length(data)) AS bytes, (SELECT integrity_check FROM pragma_integrity_check) AS ok FROM t");
-    const [{ first }] = await db.query('SELECT data AS first FROM t ORDER BY id LIMIT 1');
-    await db.close();
-    return { ...row, sample: Array.from(first.subarray(0, 4)).concat(first[299999]) };
-  });
+  const after = await inPage(
+    second.page,
+    async ({ open }, poolSrc) => {
+      const poolBytes = (0, eval)(`(${poolSrc})`);
+      const db = await open('crash.db');
+      const [row] = await db.query(
+        'SELECT count(*) AS n, sum(length(data)) AS bytes, sum(length(data) != 300000) AS uncommitted, (SELECT integrity_check FROM pragma_integrity_check) AS ok FROM t',
+      );
+      const [{ page_count: pages }] = await db.query('PRAGMA page_count');
+      const [{ first }] = await db.query('SELECT data AS first FROM t ORDER BY id LIMIT 1');
+      const bytes = await poolBytes('crash.db');
+      await db.close();
+      return { ...row, pages, poolBytes: bytes, sample: Array.from(first.subarray(0, 4)).concat(first[299999]) };
+    },
+    poolBytes.toString(),
+  );
   await second.context.close();
-  assert.deepEqual(after, { n: written, bytes: written * 300000, ok: 'ok', sample: [0, 1, 2, 3, 299999 & 255] });
+  t.diagnostic(`after the restart: ${JSON.stringify(after)}`);
+  // Only the committed rows, and the pool back to its committed size: the
+  // hot journal's rollback took the spilled pages out of the file.
+  assert.deepEqual(after, {
+    n: 20,
+    bytes: 20 * 300000,
+    uncommitted: 0,
+    ok: 'ok',
+    pages: before.committedPages,
+    poolBytes: before.committedBytes,
+    sample: [0, 1, 2, 3, 299999 & 255],
+  });
 });
 
-test('a SIGKILL while a large Blob streams into its row and a staged blob has spilled: the row is whole or absent, and temp space is reclaimed', async (t) => {
+test('a SIGKILL while a large Blob streams into its row and a staged blob has spilled: the row is whole or absent, and the next open() of another database removes the temp file', async (t) => {
   const MB = 1 << 20;
   const first = await launch();
-  await inPage(
+  const before = await inPage(
     first.page,
-    async ({ open }, MB) => {
+    async ({ open }, [MB, stageSrc, poolSrc, CACHE]) => {
+      const stageFiles = (0, eval)(`(${stageSrc})`);
+      const poolBytes = (0, eval)(`(${poolSrc})`);
       const db = await open('crash-media.db');
       await db.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
       const part = (seed) => Uint8Array.from({ length: MB }, (_, j) => (j * 7 + seed * 13) & 255);
       await db.execute("INSERT INTO media(name, data) VALUES ('committed', ?)", [new Blob([part(1)])]);
       const staged = await db.stageBlob();
       await staged.append(new Uint8Array(6 * MB).fill(9)); // spilled to a temp file, never used
-      // 128 MB streamed in 1 MB steps: the kill lands while it is being written.
+      const files = await stageFiles('crash-media.db');
+      // 128 MB streamed in 1 MB steps into the zeroblob its INSERT made.
       const big = new Blob(Array.from({ length: 128 }, (_, i) => part(i)));
-      db.execute("INSERT INTO media(name, data) VALUES ('in flight', ?)", [big]).catch(() => {});
-      await new Promise((r) => setTimeout(r, 300));
+      const base = await poolBytes('crash-media.db');
+      let settled = null;
+      db.execute("INSERT INTO media(name, data) VALUES ('in flight', ?)", [big]).then(
+        () => (settled = 'committed'),
+        (e) => (settled = e.code),
+      );
+      // The zeroblob is in once all of it that the page cache cannot hold
+      // has reached the file; the Blob's bytes are written into it after.
+      // The kill lands a little into that, well before the commit.
+      const start = performance.now();
+      while (settled === null && (await poolBytes('crash-media.db')) - base < 128 * MB - CACHE) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 100));
+      return { files, settled, ms: Math.round(performance.now() - start) };
     },
-    MB,
+    [MB, stageFiles.toString(), poolBytes.toString(), CACHE],
   );
   killBrowser();
   await first.context.close().catch(() => {});
+  t.diagnostic(`killed ${before.ms} ms into the 128 MB INSERT`);
+  // The INSERT was still running at the kill (unless it committed in the
+  // few milliseconds before pkill), and the worker's temp space held the
+  // spilled staged blob.
+  assert.equal(before.settled, null, 'the 128 MB INSERT had ended before the kill');
+  assert.deepEqual(before.files, [['1.bin', 6 * MB]]);
 
   const second = await launch();
   const after = await inPage(
     second.page,
-    async ({ open }, MB) => {
+    async ({ open }, [MB, stageSrc]) => {
+      const stageFiles = (0, eval)(`(${stageSrc})`);
       const part = (seed) => Uint8Array.from({ length: MB }, (_, j) => (j * 7 + seed * 13) & 255);
       const hex = async (b) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (x) => x.toString(16).padStart(2, '0')).join('');
+      // The dead worker's temp file outlived the browser; the next open() of
+      // any database removes it (no live worker holds its lock), before any
+      // close() could sweep.
+      const leftAfterRestart = await stageFiles('crash-media.db');
+      const other = await open('crash-other.db');
+      const leftAfterOpen = await stageFiles('crash-media.db');
+      await other.close();
       const db = await open('crash-media.db');
       const rows = await db.query('SELECT id, name, length(data) AS n FROM media ORDER BY id');
       const [{ ok }] = await db.query('SELECT integrity_check AS ok FROM pragma_integrity_check');
@@ -107,14 +209,9 @@ test('a SIGKILL while a large Blob streams into its row and a staged blob has sp
       let inFlight = null;
       if (rows[1]) inFlight = (await hex(await (await db.blobFile('media', 'data', rows[1].id)).arrayBuffer())) === (await hex(await new Blob(Array.from({ length: 128 }, (_, i) => part(i))).arrayBuffer()));
       await db.close();
-      const top = await (await navigator.storage.getDirectory()).getDirectoryHandle('.resq-wasm-stage', { create: true });
-      const left = [];
-      try {
-        for await (const [n] of (await top.getDirectoryHandle(`opfs-${encodeURIComponent('crash-media.db')}`)).entries()) left.push(n);
-      } catch {}
-      return { rows: rows.map((r) => [r.name, r.n]), ok, committed, inFlight, left };
+      return { rows: rows.map((r) => [r.name, r.n]), ok, committed, inFlight, leftAfterRestart, leftAfterOpen };
     },
-    MB,
+    [MB, stageFiles.toString()],
   );
   await second.context.close();
   t.diagnostic(after.rows.length === 2 ? 'the 128 MB insert had committed before the kill' : 'the kill landed before the 128 MB insert committed');
@@ -127,5 +224,6 @@ test('a SIGKILL while a large Blob streams into its row and a staged blob has sp
   } else {
     assert.equal(after.rows.length, 1);
   }
-  assert.deepEqual(after.left, []);
+  assert.deepEqual(after.leftAfterRestart, [['1.bin', 6 * MB]]);
+  assert.equal(after.leftAfterOpen, null);
 });

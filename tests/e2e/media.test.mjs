@@ -315,7 +315,7 @@ test('a failed append or an aborted writable makes the staged blob unusable, so 
   );
 });
 
-test('temp space: spilled files are gone after use, discard (also after a failed append) and close, and a crashed session\'s leftovers are reclaimed at the next open', async (t) => {
+test('temp space: spilled files are gone after use, discard (also after a failed append) and close, and a file left in the stage directory is removed when the database is next opened', async (t) => {
   const name = dbName(t);
   const r = await inPage(
     h.page,
@@ -348,7 +348,8 @@ test('temp space: spilled files are gone after use, discard (also after a failed
       await pending.append(new Uint8Array(5 << 20));
       await db.close();
       const afterClose = await stageDir();
-      // A crash leaves a file behind: make one as a dead worker would have.
+      // A crash leaves a file behind: make one as a dead worker would have
+      // (crash.test.mjs kills a browser that has one).
       const top = await root.getDirectoryHandle('.resq-wasm-stage', { create: true });
       const d = await top.getDirectoryHandle(`opfs-${encodeURIComponent(name)}`, { create: true });
       await d.getFileHandle('7.bin', { create: true });
