@@ -135,7 +135,7 @@ export class Database implements Transaction {
   #forget: () => void;
   #closed: Promise<void> | null = null;
   /** While a transaction runs, other calls wait here, in order. */
-  #inTransaction = false;
+  #txOpen = false;
   #waiting: Array<() => void> = [];
   #warned = false;
   #reads: BlobReads;
@@ -153,19 +153,19 @@ export class Database implements Transaction {
   // and arrays as soon as the call returns.
 
   execute(sql: string, params?: Params): Promise<RunResult> {
-    return this.#gate(this.#request('execute', sql, params, this.#inTransaction));
+    return this.#gate(this.#request('execute', sql, params, this.#txOpen));
   }
 
   query<R extends Row = Row>(sql: string, params?: Params): Promise<R[]> {
-    return this.#gate(this.#request('query', sql, params, this.#inTransaction)).then((r) => decodeRows(r) as R[]);
+    return this.#gate(this.#request('query', sql, params, this.#txOpen)).then((r) => decodeRows(r) as R[]);
   }
 
   queryBytes(sql: string, params?: Params): Promise<Uint8Array> {
-    return this.#gate(this.#request('queryBytes', sql, params, this.#inTransaction));
+    return this.#gate(this.#request('queryBytes', sql, params, this.#txOpen));
   }
 
   executeBatch(sql: string, paramSets: readonly Params[]): Promise<RunResult> {
-    return this.#gate(this.#request('executeBatch', sql, paramSets, this.#inTransaction));
+    return this.#gate(this.#request('executeBatch', sql, paramSets, this.#txOpen));
   }
 
   readBlob(table: string, column: string, rowid: number | bigint, options: BlobRange = {}): Promise<Uint8Array> {
@@ -192,7 +192,7 @@ export class Database implements Transaction {
   transaction<T>(fn: (tx: Transaction) => Promise<T> | T): Promise<T> {
     if (typeof fn !== 'function') return this.#gate(() => this.#client.fail(badParam('transaction() takes a function')));
     return this.#gate(async () => {
-      this.#inTransaction = true;
+      this.#txOpen = true;
       this.#warned = false;
       let live = true;
       const ended = () => badParam('this transaction has ended; use the database instead');
@@ -264,7 +264,7 @@ export class Database implements Transaction {
       const closed = () => Promise.reject(new ResqError('RESQ_CLOSED', 'the database is closed'));
       return this.#closed.then(closed, closed);
     }
-    if (!this.#inTransaction) return run();
+    if (!this.#txOpen) return run();
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => this.#warnDeadlock(), DEADLOCK_WARNING_MS);
       this.#waiting.push(() => {
@@ -285,9 +285,9 @@ export class Database implements Transaction {
   }
 
   #endTransaction(): void {
-    this.#inTransaction = false;
+    this.#txOpen = false;
     // Start waiting calls in order, until one of them opens a transaction.
-    while (!this.#inTransaction && this.#waiting.length > 0) this.#waiting.shift()!();
+    while (!this.#txOpen && this.#waiting.length > 0) this.#waiting.shift()!();
   }
 
   /**
