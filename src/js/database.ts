@@ -50,28 +50,15 @@ function identifier(what: string, name: unknown): string {
   return name;
 }
 
-function checkRowid(rowid: unknown): number | bigint {
-  if (typeof rowid === 'bigint' || Number.isSafeInteger(rowid)) return rowid as number | bigint;
-  throw badParam(`rowid must be an integer (a number or a bigint), not ${String(rowid)}`);
-}
-
-/** A stored value's address, type-checked (the worker checks that it exists). */
+/** A stored value's address. The page checks only that names are strings; the worker checks the rowid. */
 function cell(table: unknown, column: unknown, rowid: unknown): Cell {
-  return { table: identifier('table', table), column: identifier('column', column), rowid: checkRowid(rowid) };
+  return { table: identifier('table', table), column: identifier('column', column), rowid: rowid as Cell['rowid'] };
 }
 
-/** The address of a stored BLOB and a range of it, type-checked (the worker checks the range). */
+/** The address of a stored BLOB and a range of it (the worker checks the rowid and the range). */
 function blobFields(table: unknown, column: unknown, rowid: unknown, options: BlobRange | undefined): Cell & Range {
-  const fields: Cell & Range = cell(table, column, rowid);
   const { offset, length } = options ?? {};
-  if (offset !== undefined) fields.offset = byteCount('offset', offset);
-  if (length !== undefined) fields.length = byteCount('length', length);
-  return fields;
-}
-
-function byteCount(what: string, n: unknown): number {
-  if (typeof n !== 'number' || !Number.isInteger(n)) throw badParam(`${what} must be a whole number of bytes`);
-  return n;
+  return { ...cell(table, column, rowid), offset, length };
 }
 
 /**
