@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { start } from './harness.mjs';
-import { inPage, dbName } from './util.mjs';
+import { inPage, dbName, keepWorkers } from './util.mjs';
 
 let h;
 let hp;
@@ -57,18 +57,7 @@ test('a trap in the wasm (an out-of-bounds access) rejects the pending calls, an
 
 test('a worker terminated from outside settles every pending call with RESQ_WORKER_DIED, and its name opens again', async (t) => {
   const page = await h.newPage();
-  // The page keeps the workers it starts, so the test can stop one the way
-  // a browser under memory pressure would: with no message to anyone.
-  await page.evaluate(() => {
-    const Base = Worker;
-    window.workers = [];
-    window.Worker = class extends Base {
-      constructor(...args) {
-        super(...args);
-        window.workers.push(this);
-      }
-    };
-  });
+  await keepWorkers(page);
   const r = await inPage(
     page,
     async ({ open, outcome }, name) => {

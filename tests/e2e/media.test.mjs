@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
-import { withDb, dbName, inPage } from './util.mjs';
+import { withDb, dbName, inPage, keepWorkers } from './util.mjs';
 
 let h;
 before(async () => {
@@ -442,17 +442,7 @@ test('temp space no live worker holds is removed at any open; a live worker\'s i
 test('the worker dying while staging leaves the database untouched and its temp space is reclaimed at the next open', async (t) => {
   const name = dbName(t);
   const page = await h.newPage();
-  // The page keeps the workers it starts, so the test can stop one.
-  await page.evaluate(() => {
-    const Base = Worker;
-    window.workers = [];
-    window.Worker = class extends Base {
-      constructor(...args) {
-        super(...args);
-        window.workers.push(this);
-      }
-    };
-  });
+  await keepWorkers(page);
   const r = await inPage(
     page,
     async ({ open, outcome }, name) => {

@@ -94,3 +94,21 @@ export function dbName(t, suffix = 'db') {
 
 /** What `plain()` makes of a Uint8Array, for expected values. */
 export const bytes = (...b) => ({ bytes: b });
+
+/**
+ * Makes `page` keep the workers it starts in `window.workers`, so a test can
+ * stop one the way a browser under memory pressure does: `terminate()`,
+ * with no message to anyone. Call before the page opens a database.
+ */
+export function keepWorkers(page) {
+  return page.evaluate(() => {
+    const Base = Worker;
+    window.workers = [];
+    window.Worker = class extends Base {
+      constructor(...args) {
+        super(...args);
+        window.workers.push(this);
+      }
+    };
+  });
+}
