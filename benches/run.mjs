@@ -3,7 +3,7 @@
 //
 //   node benches/run.mjs <name> [args as JSON]
 //   names: compare (default), query-roundtrip, blob-transfer, staging,
-//   ranged-read, media-paths (one module each in benches/page/)
+//   ranged-read, media-paths, file-limit (one module each in benches/page/)
 //
 // A module exports `run(args)` returning rows { workload, config?, median,
 // p95, n, busy? }, and optionally `passes`: the args of each pass (an
