@@ -10,6 +10,9 @@ use std::ptr;
 
 pub struct Conn {
     raw: *mut ffi::sqlite3,
+    /// On OPFS, SQLite's "disk is full" means the origin's storage quota ran
+    /// out (the pool VFS reports a `QuotaExceededError` as SQLITE_FULL).
+    quota: bool,
 }
 
 impl Conn {
@@ -23,7 +26,7 @@ impl Conn {
         };
         // Even a failed open returns a handle (to read the error from), which
         // must be closed: the owner does it.
-        let conn = Conn { raw };
+        let conn = Conn { raw, quota: vfs.is_some() };
         if rc != ffi::SQLITE_OK {
             return Err(conn.error(rc));
         }
@@ -44,6 +47,9 @@ impl Conn {
             let msg = CStr::from_ptr(ffi::sqlite3_errmsg(self.raw)).to_string_lossy().into_owned();
             (if code & 0xff == rc & 0xff { code } else { rc }, msg)
         };
+        if self.quota && errno & 0xff == ffi::SQLITE_FULL {
+            return Error::Quota(format!("the origin's storage quota is used up; free space (delete rows, then VACUUM) or ask for more with navigator.storage.persist() (SQLite: {message})"));
+        }
         Error::Sqlite { errno, message }
     }
 
