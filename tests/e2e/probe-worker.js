@@ -4,6 +4,8 @@
 // the real one to worker-real.js), so the package carries no test hooks.
 // The harness prepends `const PROBE_OPTIONS = {...}`:
 //   noOpfs: this worker sees no origin private file system.
+//   record: log every write, truncate and flush that reaches an OPFS sync
+//           access handle, with its bytes (for the power-loss simulation).
 //
 // Probes, asked with { probe, worker: <the worker's name>, id }:
 //   memory         the wasm instance's memory in bytes
@@ -11,6 +13,8 @@
 //   trapNextQuery  the next db.query() makes the wasm trap for real (a call
 //                  into the instance with a pointer outside its memory)
 //   failNextReply  the next reply cannot be posted (postMessage throws)
+//   mark           (with `value`) puts ['m', value] in the record
+//   log            the record so far (see `log` below)
 
 /* global PROBE_OPTIONS */
 // Static imports: the real worker sets its onmessage before any message
@@ -21,13 +25,40 @@ import * as glue from './wasm/resq_wasm.js';
 if (PROBE_OPTIONS.noOpfs) delete StorageManager.prototype.getDirectory;
 
 let written = 0;
+/**
+ * With `record`: [op, handle, ...] in the order they reached OPFS —
+ * ['w', h, at, bytes] a write, ['t', h, size] a truncate, ['f', h] a flush,
+ * ['m', n] a mark the page set (see `mark` below). Handles are numbered as
+ * first seen; offsets are physical (the pool's 4096-byte header included).
+ */
+const log = [];
+const handles = new WeakMap();
+let nextHandle = 0;
 const SyncHandle = globalThis.FileSystemSyncAccessHandle;
 if (SyncHandle) {
-  const write = SyncHandle.prototype.write;
+  const { write, truncate, flush } = SyncHandle.prototype;
+  const handle = (h) => {
+    if (!handles.has(h)) handles.set(h, nextHandle++);
+    return handles.get(h);
+  };
   SyncHandle.prototype.write = function (buffer, options) {
     const n = write.call(this, buffer, options);
     written += n;
+    if (PROBE_OPTIONS.record) {
+      const view = ArrayBuffer.isView(buffer) ? new Uint8Array(buffer.buffer, buffer.byteOffset, n) : new Uint8Array(buffer, 0, n);
+      log.push(['w', handle(this), options?.at ?? 0, view.slice()]);
+    }
     return n;
+  };
+  SyncHandle.prototype.truncate = function (size) {
+    const r = truncate.call(this, size);
+    if (PROBE_OPTIONS.record) log.push(['t', handle(this), size]);
+    return r;
+  };
+  SyncHandle.prototype.flush = function () {
+    const r = flush.call(this);
+    if (PROBE_OPTIONS.record) log.push(['f', handle(this)]);
+    return r;
   };
 }
 
@@ -66,6 +97,8 @@ channel.onmessage = async ({ data }) => {
     written: () => written,
     trapNextQuery: () => (trapNextQuery = true),
     failNextReply: () => (failNextReply = true),
+    mark: () => log.push(['m', data.value]),
+    log: () => log,
   };
   channel.postMessage({ id: data.id, value: answers[data.probe]() });
 };

@@ -10,7 +10,7 @@
 /**
  * Runs `body(api, arg)` in the page, where `api` is the package's exports plus
  * `plain` (a value → JSON-able, see below), `outcome` (a promise →
- * `{ ok, value }` or `{ ok: false, error }`) and `probe(name, what)` (asks the
+ * `{ ok, value }` or `{ ok: false, error }`) and `probe(name, what, value?)` (asks the
  * probe worker of database `name`; see tests/e2e/probe-worker.js).
  */
 export function inPage(page, body, arg = null) {
@@ -46,7 +46,7 @@ export function inPage(page, body, arg = null) {
         }
       };
       // Asks the probe worker (harness `start({ probe })`) of database `name`.
-      const probe = (name, what) =>
+      const probe = (name, what, value) =>
         new Promise((resolve) => {
           const channel = new BroadcastChannel('resq-wasm-probe');
           const id = Math.random();
@@ -55,7 +55,7 @@ export function inPage(page, body, arg = null) {
             channel.close();
             resolve(data.value);
           };
-          channel.postMessage({ probe: what, worker: `resq-wasm: ${name}`, id });
+          channel.postMessage({ probe: what, worker: `resq-wasm: ${name}`, id, value });
         });
       const fn = (0, eval)(`(${src})`);
       return fn({ ...lib, plain, describe, outcome, probe }, arg);

@@ -1,0 +1,155 @@
+"""Power-loss images from a record of OPFS writes, checked with SQLite.
+
+The SQLite crash-test method, on this package's storage layer: the probe
+worker (tests/e2e/probe-worker.js, option `record`) logs every write,
+truncate and flush that reached an OPFS sync access handle, plus marks the
+page set after each acknowledged transaction. This script cuts that log at
+random points and builds the files a power loss could leave:
+
+- every write and truncate of a file before that file's last flush (in the
+  cut) is there;
+- of the later ones, a random subset, each possibly torn at a 512-byte
+  sector boundary (a prefix of its sectors written).
+
+Each image's pool slots (4096-byte header holding the file's name, then the
+data) become plain files, opened with SQLite (Python's sqlite3: SQLite's own
+C library; a hot journal is rolled back on open) and checked: integrity_check
+is ok, every transaction acknowledged before the cut is there with each
+row's SHA-256 right, and every transaction that is there is whole.
+
+    python3 images.py LOG.json --images 500 --seed 1 [--ignore-flushes]
+
+LOG.json: {"log": [...], "txs": {"<n>": rows}} with write bytes in base64.
+`--ignore-flushes` builds images as if no flush after the schema was
+created had happened (a storage layer that stops flushing): the check must
+then find lost transactions.
+Prints one JSON object: images, failures, first failures, flushes per commit.
+"""
+
+import argparse
+import base64
+import hashlib
+import json
+import os
+import random
+import sqlite3
+import tempfile
+
+HEADER = 4096
+NAME = 512
+SECTOR = 512
+
+
+def build(log, cut, rng, ignore_after):
+    last_flush = {}
+    for i, e in enumerate(log[:cut]):
+        if e[0] == 'f' and i < ignore_after:
+            last_flush[e[1]] = i
+    files = {}
+    for i, e in enumerate(log[:cut]):
+        if e[0] not in ('w', 't'):
+            continue
+        h = e[1]
+        f = files.setdefault(h, bytearray())
+        durable = i < last_flush.get(h, -1)
+        if e[0] == 't':
+            if durable or rng.random() < 0.5:
+                size = e[2]
+                del f[size:]
+                f.extend(b'\0' * (size - len(f)))
+            continue
+        at, data = e[2], e[3]
+        if not durable:
+            if rng.random() < 0.5:
+                continue  # lost
+            if rng.random() < 0.25:
+                data = data[: rng.randrange(0, len(data) // SECTOR + 1) * SECTOR]  # torn
+        if at > len(f):
+            f.extend(b'\0' * (at - len(f)))
+        f[at : at + len(data)] = data
+    return files
+
+
+def slots(files):
+    """Pool slots as {file name: data}; unnamed slots are free."""
+    out = {}
+    for f in files.values():
+        if len(f) < HEADER:
+            continue
+        name = bytes(f[:NAME]).split(b'\0', 1)[0].decode('utf-8', 'replace')
+        if name:
+            out[os.path.basename(name)] = bytes(f[HEADER:])
+    return out
+
+
+def check(image, db_name, txs, acked, workdir):
+    for n in os.listdir(workdir):
+        os.remove(os.path.join(workdir, n))
+    for name, data in image.items():
+        with open(os.path.join(workdir, name), 'wb') as out:
+            out.write(data)
+    if db_name not in image:
+        return None if acked < 0 else f'no database file, but transaction {acked} was acknowledged'
+    con = sqlite3.connect(os.path.join(workdir, db_name))
+    try:
+        ok = con.execute('PRAGMA integrity_check').fetchall()
+        if ok != [('ok',)]:
+            return f'integrity_check: {ok[:3]}'
+        has_table = con.execute("SELECT count(*) FROM sqlite_schema WHERE name = 't'").fetchone()[0]
+        rows = con.execute('SELECT tx, k, sum, data FROM t').fetchall() if has_table else []
+    except sqlite3.DatabaseError as e:
+        return f'SQLite: {e}'
+    finally:
+        con.close()
+    seen = {}
+    for tx, k, digest, data in rows:
+        if hashlib.sha256(data).hexdigest() != digest:
+            return f'transaction {tx} row {k}: bytes do not match their hash'
+        seen[tx] = seen.get(tx, 0) + 1
+    for tx, count in seen.items():
+        if count != txs.get(str(tx)):
+            return f'transaction {tx} is partial: {count} of {txs.get(str(tx))} rows'
+    for tx in range(1, acked + 1):
+        if str(tx) in txs and tx not in seen:
+            return f'acknowledged transaction {tx} is missing (cut after mark {acked})'
+    return None
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument('log')
+    p.add_argument('--images', type=int, default=500)
+    p.add_argument('--seed', type=int, default=1)
+    p.add_argument('--db', required=True)
+    p.add_argument('--ignore-flushes', action='store_true')
+    a = p.parse_args()
+    with open(a.log) as f:
+        rec = json.load(f)
+    log = [[e[0], e[1], e[2], base64.b64decode(e[3])] if e[0] == 'w' else e for e in rec['log']]
+    txs = rec['txs']
+    marks = [(i, e[1]) for i, e in enumerate(log) if e[0] == 'm']
+    rng = random.Random(a.seed)
+    ignore_after = marks[0][0] if a.ignore_flushes and marks else len(log)
+    failures = []
+    with tempfile.TemporaryDirectory() as workdir:
+        for n in range(a.images):
+            cut = rng.randrange(1, len(log) + 1)
+            acked = max([m for i, m in marks if i < cut], default=-1)
+            why = check(slots(build(log, cut, rng, ignore_after)), a.db, txs, acked, workdir)
+            if why:
+                failures.append({'image': n, 'cut': cut, 'why': why})
+    # Flushes per commit: between consecutive marks (one commit each).
+    per = [sum(1 for e in log[i + 1 : j] if e[0] == 'f') for (i, _), (j, _) in zip(marks, marks[1:])]
+    print(json.dumps({
+        'images': a.images,
+        'entries': len(log),
+        'failures': len(failures),
+        'first': failures[:5],
+        'commits': len(per),
+        'flushesPerCommit': sorted(per)[len(per) // 2] if per else None,
+        'flushesPerCommitRange': [min(per), max(per)] if per else None,
+    }))
+
+
+if __name__ == '__main__':
+    main()
