@@ -113,6 +113,11 @@ impl Conn {
         unsafe { (ffi::sqlite3_changes64(self.raw), ffi::sqlite3_last_insert_rowid(self.raw)) }
     }
 
+    /// Rows changed since the connection opened, by every statement and trigger.
+    pub fn total_changes(&self) -> i64 {
+        unsafe { ffi::sqlite3_total_changes64(self.raw) }
+    }
+
     /// Whether a transaction is open (`BEGIN` without its end yet).
     pub fn in_transaction(&self) -> bool {
         unsafe { ffi::sqlite3_get_autocommit(self.raw) == 0 }

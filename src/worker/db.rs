@@ -267,6 +267,8 @@ impl Db {
         })();
         self.arena.clear();
         match run {
+            // Nothing to write (the statement changed no row): done now.
+            Ok((streams, figures)) if streams.iter().all(Stream::is_empty) => self.end_savepoint(&STREAM, Ok(figures)),
             Ok((streams, figures)) => {
                 self.streams = streams;
                 Ok(figures)

@@ -9,7 +9,8 @@
 //! into all of them chunk by chunk. Wasm memory holds one chunk at a time.
 //!
 //! Refused with `RESQ_BAD_PARAM`, before anything is kept: a value stored
-//! nowhere (used only in an expression), one in a table without a rowid or
+//! nowhere by a statement that changed rows (so it was used only in an
+//! expression), one in a table without a rowid or
 //! in a virtual table's own tables, and one a virtual table could have seen
 //! (the statement writes a virtual table directly, or a trigger that reads
 //! the value's column runs in a statement that writes one).
@@ -37,6 +38,11 @@ pub struct Stream {
 }
 
 impl Stream {
+    /// Whether the value landed nowhere (the statement changed no row).
+    pub fn is_empty(&self) -> bool {
+        self.targets.is_empty()
+    }
+
     /// Writes `chunk` at `offset` into every target cell.
     pub fn write(&self, conn: &Conn, offset: u64, chunk: &[u8]) -> Result<()> {
         for t in &self.targets {
@@ -157,13 +163,17 @@ fn step_watched(conn: &Conn, stmt: &Statement, placeholders: &[Placeholder]) -> 
 /// rolls back its savepoint.
 pub fn run(conn: &Conn, stmt: &Statement, footprint: &Footprint, streamed: &[Streamed]) -> Result<Vec<Stream>> {
     let placeholders: Vec<Placeholder> = streamed.iter().map(|s| s.placeholder).collect();
+    let before = conn.total_changes();
     let mut hits = step_watched(conn, stmt, &placeholders)?;
+    // A statement that changed nothing (an UPDATE whose WHERE matched no
+    // row) stored its values nowhere, rightly.
+    let changed = conn.total_changes() != before;
     hits.sort();
     hits.dedup();
     let cells = resolve(conn, hits, &placeholders)?;
     check_virtual(conn, footprint, &cells, streamed)?;
     for (k, s) in streamed.iter().enumerate() {
-        if !cells.iter().any(|c| c.which == k) {
+        if changed && !cells.iter().any(|c| c.which == k) {
             return Err(Error::BadParam(format!(
                 "{}: a Blob or File of {} bytes streams into its cell, so it must be stored as a column value of a row the statement inserts or updates (in a table with a rowid); to use it in an expression, pass it below {} bytes or as bytes",
                 s.label,

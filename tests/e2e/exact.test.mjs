@@ -70,6 +70,8 @@ test('a streamed value reaches the copies its triggers made, two Blobs of equal 
         CREATE TABLE sizes(n INTEGER);`);
       await db.execute('INSERT INTO m(name, data) VALUES (?, ?)', ['a', fill(7)]);
       await db.execute('INSERT INTO pair(x, y) VALUES (?, ?)', [fill(1), fill(2)]);
+      // An UPDATE whose WHERE matches no row stores the value nowhere, rightly.
+      const noRow = await outcome(db.execute('UPDATE m SET data = ? WHERE id = 999', [fill(6)]));
       const refused = {
         withoutRowid: await outcome(db.execute('INSERT INTO wr(k, data) VALUES (1, ?)', [fill(3)])),
         virtual: await outcome(db.execute('INSERT INTO docs(body) VALUES (?)', [fill(4)])),
@@ -82,6 +84,7 @@ test('a streamed value reaches the copies its triggers made, two Blobs of equal 
         refused,
         counts: await db.query('SELECT (SELECT count(*) FROM wr) AS wr, (SELECT count(*) FROM docs) AS docs, (SELECT count(*) FROM sizes) AS sizes'),
         works: await outcome(db.execute('INSERT INTO sizes(n) VALUES (1)')),
+        noRow,
       };
     },
     { arg: LIMIT },
@@ -97,6 +100,7 @@ test('a streamed value reaches the copies its triggers made, two Blobs of equal 
   }
   assert.deepEqual(r.counts, [{ wr: 0, docs: 0, sizes: 0 }]);
   assert.equal(r.works.ok, true);
+  assert.deepEqual(r.noRow, { ok: true, value: { changes: 0, lastInsertRowid: 1 } });
 });
 
 test('a File below the stream limit is its bytes inside SQL: CHECK constraints, expressions and query() see the file', async (t) => {
