@@ -5,6 +5,7 @@
 //   power loss   RESQ_POWERLOSS_IMAGES   (images of one recorded workload)
 //   kill trials  RESQ_KILL_TRIALS
 //   model check  RESQ_MODEL_OPS          (per storage: OPFS and memory)
+//   soak         RESQ_SOAK_OPS
 // `node tests/stress/run.mjs [name…]` runs only the named suites.
 
 import { spawnSync } from 'node:child_process';
@@ -16,6 +17,7 @@ const SUITES = {
   powerloss: { file: 'tests/e2e/powerloss.test.mjs', env: { RESQ_POWERLOSS_IMAGES: '3000' } },
   kill: { file: 'tests/e2e/kill.test.mjs', env: { RESQ_KILL_TRIALS: '300' } },
   model: { file: 'tests/e2e/model.test.mjs', env: { RESQ_MODEL_OPS: '50000' } },
+  soak: { file: 'tests/e2e/soak.test.mjs', env: { RESQ_SOAK_OPS: '20000' } },
   quota: { file: 'tests/e2e/quota.test.mjs', env: {} },
 };
 
