@@ -11,7 +11,7 @@
 //! ```
 //! use resq_wasm::codec::stream::{Placeholders, PLACEHOLDER_LEN};
 //! let mut p = Placeholders::new(7);
-//! let (a, b) = (p.next(), p.next());
+//! let (a, b) = (p.fresh(), p.fresh());
 //! assert_ne!(a, b);
 //! assert_eq!(a.len(), PLACEHOLDER_LEN);
 //! ```
@@ -44,7 +44,7 @@ impl Placeholders {
         Placeholders { seed, count: 0 }
     }
 
-    pub fn next(&mut self) -> Placeholder {
+    pub fn fresh(&mut self) -> Placeholder {
         self.count += 1;
         let mut p = [0u8; PLACEHOLDER_LEN];
         p[..16].copy_from_slice(PREFIX);
@@ -62,7 +62,7 @@ mod tests {
     fn placeholders_differ_by_call_and_by_connection() {
         let mut a = Placeholders::new(1);
         let mut b = Placeholders::new(2);
-        let (a1, a2, b1) = (a.next(), a.next(), b.next());
+        let (a1, a2, b1) = (a.fresh(), a.fresh(), b.fresh());
         assert_ne!(a1, a2);
         assert_ne!(a1, b1);
         assert!(a1.starts_with(PREFIX));

@@ -31,6 +31,9 @@ pub type Figures = (i64, i64);
 /// values that stream (`Value::Streamed`), in order.
 pub type Bind<'a> = dyn FnMut(&[Option<String>], &mut Arena) -> Result<Vec<String>> + 'a;
 
+/// [`Bind`] for `executeBatch`: binds parameter set `n`.
+pub type BindSet<'a> = dyn FnMut(usize, &[Option<String>], &mut Arena) -> Result<Vec<String>> + 'a;
+
 const ONE_STATEMENT: &str = "with parameters, execute takes exactly one statement (run a script without parameters)";
 
 struct Cached {
@@ -323,9 +326,7 @@ impl Db {
             }
             if wrapped && sql::controls_transaction(text) {
                 wrapped = false;
-                if let Err(e) = self.end_savepoint(&SCRIPT, Ok(())) {
-                    return Err(e);
-                }
+                self.end_savepoint(&SCRIPT, Ok(()))?;
             }
             let r = self.conn.step_all(stmt.raw());
             if sql::is_rollback(text) {
@@ -343,7 +344,7 @@ impl Db {
 
     /// `executeBatch`: one statement, once per parameter set (`bind(n, …)`
     /// binds set `n`), all or nothing.
-    pub fn execute_batch(&mut self, sql: &str, sets: usize, bind: &mut dyn FnMut(usize, &[Option<String>], &mut Arena) -> Result<Vec<String>>) -> Result<Figures> {
+    pub fn execute_batch(&mut self, sql: &str, sets: usize, bind: &mut BindSet) -> Result<Figures> {
         self.in_savepoint(&BATCH, |db| {
             // Prepared after the savepoint statement: nothing below touches
             // the cache again, so `at` stays valid for every set.
@@ -463,7 +464,7 @@ impl Db {
     /// `readBlob`: bytes `[start, start + len)` of one cell (a range
     /// [`Db::blob_range`] checked), chunk by chunk into `sink(at, bytes)`.
     pub fn read_blob(&mut self, table: &str, column: &str, rowid: i64, start: u64, len: u64, sink: &mut dyn FnMut(u64, &[u8])) -> Result<()> {
-        self.reads.read(&self.conn, table, column, rowid, start, len, sink)
+        self.reads.read(&self.conn, (table, column, rowid), start, len, sink)
     }
 
     /// Begins a `blobStream` session: `(id, start, end)`.
@@ -475,7 +476,7 @@ impl Db {
     /// `SQLITE_ABORT` when its value changed since it began.
     pub fn stream_read(&mut self, id: u32, start: u64, len: u64, sink: &mut dyn FnMut(u64, &[u8])) -> Result<()> {
         let (table, column, rowid) = self.reads.session_cell(id, start, len)?;
-        self.reads.read(&self.conn, &table, &column, rowid, start, len, sink)
+        self.reads.read(&self.conn, (&table, &column, rowid), start, len, sink)
     }
 
     pub fn stream_close(&mut self, id: u32) {
@@ -521,7 +522,7 @@ fn bind_arena(conn: &Conn, stmt: *mut ffi::sqlite3_stmt, arena: &Arena, placehol
                     }
                 }
                 Value::Streamed(size) => {
-                    let placeholder = placeholders.next();
+                    let placeholder = placeholders.fresh();
                     let label = labels.next().unwrap_or_else(|| format!("parameter {i}"));
                     streamed.push(Streamed { label, size, placeholder });
                     ffi::sqlite3_bind_blob64(stmt, i, placeholder.as_ptr().cast(), placeholder.len() as u64, ffi::SQLITE_TRANSIENT())

@@ -138,10 +138,10 @@ impl Reads {
         crate::codec::value::blob_range(size, offset, length)
     }
 
-    /// Reads `[start, start + len)` of one cell (a range [`Reads::range`]
+    /// Reads `[start, start + len)` of one cell, `(table, column, rowid)` (a range [`Reads::range`]
     /// checked), a chunk at a time: `sink(at, bytes)` receives each chunk
     /// (wasm memory holds one).
-    pub fn read(&mut self, conn: &Conn, table: &str, column: &str, rowid: i64, start: u64, len: u64, sink: &mut dyn FnMut(u64, &[u8])) -> Result<()> {
+    pub fn read(&mut self, conn: &Conn, (table, column, rowid): (&str, &str, i64), start: u64, len: u64, sink: &mut dyn FnMut(u64, &[u8])) -> Result<()> {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.resize((len as usize).min(READ_CHUNK), 0);
         let result = (|| {
