@@ -6,10 +6,13 @@
 //   kill trials  RESQ_KILL_TRIALS
 //   model check  RESQ_MODEL_OPS          (per storage: OPFS and memory)
 //   soak         RESQ_SOAK_OPS
-// `node tests/stress/run.mjs [name…]` runs only the named suites.
+// `node tests/stress/run.mjs [name…]` runs only the named suites. Each
+// suite's section is kept in results/<name>.md (with its raw TAP beside
+// it), and latest.md is put together from the sections after every suite,
+// so a partial run updates its own sections and keeps the others.
 
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -21,8 +24,40 @@ const SUITES = {
   model: { file: 'tests/e2e/model.test.mjs', env: { RESQ_MODEL_OPS: '50000' } },
 };
 
+const out = resolve(root, 'tests/stress/results');
+
+/** Results and figures of one suite's TAP output, as a latest.md section. */
+function section(name, tap, when, minutes) {
+  const lines = tap.split('\n');
+  const results = lines.filter((l) => /^(not )?ok \d+ - /.test(l)).map((l) => l.replace(/^(not ok|ok) \d+ - /, (_, s) => (s === 'ok' ? '✔ ' : '✖ ')));
+  // The tests' own figures: their `t.diagnostic` lines (TAP comments), not
+  // the runner's summary or subtest headers.
+  const summary = /^# (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) \d/;
+  const figures = lines.filter((l) => /^\s*# /.test(l) && !summary.test(l) && !/# Subtest:/.test(l)).map((l) => l.trim().slice(2));
+  const env = Object.entries(SUITES[name].env).map(([k, v]) => `${k}=${v}`).join(' ') || 'as in npm test';
+  return `## ${name}\n\n${when} · ${minutes} · ${env}\n\n${results.map((l) => `- ${l}`).join('\n')}\n\n${figures.map((l) => `    ${l}`).join('\n')}\n`;
+}
+
+function writeLatest() {
+  const all = Object.keys(SUITES)
+    .filter((n) => existsSync(resolve(out, `${n}.md`)))
+    .map((n) => readFileSync(resolve(out, `${n}.md`), 'utf8'));
+  writeFileSync(
+    resolve(out, 'latest.md'),
+    `# Stress run\n\n\`npm run stress\` on this machine (headless Chromium, 2 cores): each suite's latest full run, with the test files' own diagnostics. Raw TAP: \`<suite>.tap\` beside this file.\n\n${all.join('\n')}`,
+  );
+}
+
+// `--render`: rebuild the sections from the saved TAP, running nothing.
+if (process.argv[2] === '--render') {
+  for (const name of Object.keys(SUITES).filter((n) => existsSync(resolve(out, `${n}.tap`)))) {
+    writeFileSync(resolve(out, `${name}.md`), section(name, readFileSync(resolve(out, `${name}.tap`), 'utf8'), `rendered from ${name}.tap`, 'time not recorded'));
+  }
+  writeLatest();
+  process.exit(0);
+}
+
 const chosen = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(SUITES);
-const sections = [];
 let failed = false;
 for (const name of chosen) {
   const { file, env } = SUITES[name];
@@ -34,26 +69,14 @@ for (const name of chosen) {
     encoding: 'utf8',
     maxBuffer: 1 << 26,
   });
-  const lines = r.stdout.split('\n');
-  const results = lines.filter((l) => /^(not )?ok \d+ - /.test(l)).map((l) => l.replace(/^(not ok|ok) \d+ - /, (_, s) => (s === 'ok' ? '✔ ' : '✖ ')));
-  // The tests' own figures: their `t.diagnostic` lines (TAP comments), not
-  // the runner's summary or subtest headers.
-  const summary = /^# (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) \d/;
-  const figures = lines.filter((l) => /^\s*# /.test(l) && !summary.test(l) && !/# Subtest:/.test(l)).map((l) => l.trim().slice(2));
-  const minutes = ((Date.now() - t0) / 60000).toFixed(1);
   failed ||= r.status !== 0;
-  console.log(results.join('\n'));
-  console.log(figures.join('\n'));
-  sections.push(`## ${name} (${minutes} min, ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ') || 'as in npm test'})\n\n${results.map((l) => `- ${l}`).join('\n')}\n\n${figures.map((l) => `    ${l}`).join('\n')}\n`);
+  const text = section(name, r.stdout, new Date().toISOString(), `${((Date.now() - t0) / 60000).toFixed(1)} min`);
+  console.log(text);
   if (r.status !== 0) console.log(r.stdout.slice(-4000), r.stderr.slice(-2000));
-  mkdirSync(resolve(root, 'tests/stress/results'), { recursive: true });
-  writeFileSync(resolve(root, `tests/stress/results/${name}.tap`), r.stdout);
+  mkdirSync(out, { recursive: true });
+  writeFileSync(resolve(out, `${name}.tap`), r.stdout);
+  writeFileSync(resolve(out, `${name}.md`), text);
+  writeLatest();
 }
-const date = new Date().toISOString();
-const md = `# Stress run\n\n${date} · \`npm run stress\` on this machine (headless Chromium, 2 cores). Raw output: the test files' own diagnostics.\n\n${sections.join('\n')}`;
-const out = resolve(root, 'tests/stress/results');
-mkdirSync(out, { recursive: true });
-writeFileSync(resolve(out, 'latest.md'), md);
-writeFileSync(resolve(out, `${date.slice(0, 19).replace(/:/g, '-')}.md`), md);
 console.log(`\nwrote tests/stress/results/latest.md`);
 process.exit(failed ? 1 : 0);
