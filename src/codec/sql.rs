@@ -1,5 +1,30 @@
 //! Small facts about SQL text that need no parser: is what is left after a
-//! statement empty, and does a statement control the transaction.
+//! statement empty, does a statement control the transaction, and is the
+//! text too long to take.
+
+use super::{Error, Result};
+
+/// Longest SQL text one call takes, in bytes of UTF-8: 1 MB. SQLite's own
+/// default is 10^9, but SQL text is copied into wasm memory, which never
+/// shrinks, and a statement holds it several times over (the text, SQLite's
+/// copy, its program; 16 MB of SQL grew the worker's memory by 90 MB, and
+/// 100 MB crashed the tab). Data belongs in parameters, as SQLite's limits
+/// page says of its own million-byte example.
+pub const MAX_SQL_BYTES: usize = 1 << 20;
+
+/// Refuses SQL text over [`MAX_SQL_BYTES`] with SQLite's code for it,
+/// `SQLITE_TOOBIG`.
+pub fn check_length(sql: &str) -> Result<()> {
+    if sql.len() <= MAX_SQL_BYTES {
+        return Ok(());
+    }
+    Err(Error::Sqlite {
+        errno: 18,
+        message: format!(
+            "statement too long: the SQL text is over {MAX_SQL_BYTES} bytes; pass values as parameters, or run a long script in parts"
+        ),
+    })
+}
 
 /// Skips whitespace, `;` and comments; returns the rest.
 pub fn skip_blank(mut s: &str) -> &str {
@@ -74,6 +99,15 @@ mod tests {
         for s in ["SELECT 1", "ROLLBACKS", "RELEASE x", "", "rollback_log"] {
             assert!(!is_rollback(s), "{s:?}");
         }
+    }
+
+    #[test]
+    fn length() {
+        assert!(check_length(&"x".repeat(MAX_SQL_BYTES)).is_ok());
+        let e = check_length(&"x".repeat(MAX_SQL_BYTES + 1)).unwrap_err();
+        assert_eq!((e.code(), e.errno()), ("SQLITE_TOOBIG", Some(18)));
+        // Bytes of UTF-8, not characters.
+        assert!(check_length(&"é".repeat(MAX_SQL_BYTES / 2 + 1)).is_err());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 // connection, and answers the page's requests in the order they arrive.
 // The page never loads the wasm; only this file does.
 
-import init, { Connection, streamLimit } from './wasm/resq_wasm.js';
+import init, { Connection, sqlLimit, streamLimit } from './wasm/resq_wasm.js';
 import type { Op, Replies, Request, Requests, WireError } from './protocol.js';
 import { isStagedRef } from './protocol.js';
 import { StageSpace, StagedSource } from './stage.js';
@@ -182,9 +182,22 @@ async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
     return open(req);
   }
   if (req.op === 'fail') throw req.error;
+  if (conn && typeof fields.sql === 'string') fields.sql = bounded(fields.sql);
   return (ops[req.op] as (r: Request, t: Transferable[]) => unknown)(req, transfer);
 }
 let opened = false;
+
+/**
+ * SQL text longer than the core takes is cut here, before it is copied into
+ * wasm memory, where the core then refuses it (SQLITE_TOOBIG) with its own
+ * message. A UTF-16 unit is at least one byte of UTF-8, so the cut text is
+ * still too long: 100 MB of SQL never reaches the wasm.
+ */
+function bounded(sql: string): string {
+  maxSql ??= sqlLimit();
+  return sql.length > maxSql ? sql.slice(0, maxSql + 1) : sql;
+}
+let maxSql: number | undefined;
 
 async function open(req: Requests['open']): Promise<null> {
   // Held until this worker ends: the page waits on it to learn of an end

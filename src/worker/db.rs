@@ -211,6 +211,11 @@ impl Db {
         self.end_savepoint(sp, result)
     }
 
+    /// Refuses SQL text that is too long, before anything runs.
+    fn admit(&self, sql: &str) -> Result<()> {
+        sql::check_length(sql)
+    }
+
     /// Call this first in every call but the blob reads (see [`Reads`]).
     pub fn drop_read_handle(&mut self) {
         self.reads.drop_handle();
@@ -221,6 +226,7 @@ impl Db {
     /// target cells open: write them with [`Db::stream_write`] and end with
     /// [`Db::stream_end`] (see [`Db::streaming`]).
     pub fn execute(&mut self, sql: &str, bind: Option<&mut Bind>) -> Result<Figures> {
+        self.admit(sql)?;
         let at = match self.prepare_cached(sql) {
             Ok(Some(at)) => at,
             Ok(None) if bind.is_none() => return self.exec_script(sql),
@@ -345,6 +351,7 @@ impl Db {
     /// `executeBatch`: one statement, once per parameter set (`bind(n, …)`
     /// binds set `n`), all or nothing.
     pub fn execute_batch(&mut self, sql: &str, sets: usize, bind: &mut BindSet) -> Result<Figures> {
+        self.admit(sql)?;
         self.in_savepoint(&BATCH, |db| {
             // Prepared after the savepoint statement: nothing below touches
             // the cache again, so `at` stays valid for every set.
@@ -374,6 +381,7 @@ impl Db {
     /// `self.json` (and `self.fixups` for [`Rows::Objects`]). BLOBs at or
     /// above the threshold go to `own`, which returns their index.
     pub fn query(&mut self, sql: &str, bind: &mut Bind, mode: Rows, own: &mut dyn FnMut(&[u8]) -> usize) -> Result<Vec<String>> {
+        self.admit(sql)?;
         let at = self
             .prepare_cached(sql)?
             .ok_or_else(|| Error::BadParam("query takes exactly one statement".into()))?;

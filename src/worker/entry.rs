@@ -34,6 +34,13 @@ pub fn stream_limit() -> f64 {
     crate::codec::stream::STREAM_LIMIT as f64
 }
 
+/// Longest SQL text a call takes, in bytes of UTF-8 (see `codec::sql`). The
+/// bootstrap cuts a longer one before it reaches wasm memory.
+#[wasm_bindgen(js_name = sqlLimit)]
+pub fn sql_limit() -> f64 {
+    crate::codec::sql::MAX_SQL_BYTES as f64
+}
+
 #[wasm_bindgen]
 pub struct Connection {
     db: Db,
