@@ -313,9 +313,13 @@ impl Db {
     /// savepoint) unless it manages transactions itself; then what ran before
     /// its first BEGIN/COMMIT/… is committed as that statement would.
     fn exec_script(&mut self, script: &str) -> Result<Figures> {
+        // NUL-terminated, so SQLite parses the text in place: without the
+        // terminator it copies all the rest of the script for each statement,
+        // quadratic in the script's length (40,000 statements took 2.8 s).
+        let script = format!("{script}\0");
         self.exec_simple(SCRIPT.begin)?;
         let mut wrapped = true;
-        let mut rest = script;
+        let mut rest = script.as_str();
         let result = loop {
             let (stmt, tail) = match self.conn.prepare(rest, 0) {
                 Ok(p) => p,
