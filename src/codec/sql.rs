@@ -50,12 +50,34 @@ pub fn is_blank(s: &str) -> bool {
 /// on, a script manages its own transactions: the engine stops wrapping it in
 /// a savepoint.
 pub fn controls_transaction(stmt: &str) -> bool {
-    let s = skip_blank(stmt);
-    let word: String = s.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
     matches!(
-        word.to_ascii_uppercase().as_str(),
+        word(stmt).0.to_ascii_uppercase().as_str(),
         "BEGIN" | "COMMIT" | "END" | "ROLLBACK" | "SAVEPOINT" | "RELEASE" | "VACUUM" | "ATTACH" | "DETACH" | "PRAGMA"
     )
+}
+
+/// Whether a statement begins or ends the transaction itself: `BEGIN`,
+/// `COMMIT`, `END`, or `ROLLBACK` without `TO` (which only undoes to a
+/// savepoint). Inside `transaction()` that is the package's to do.
+pub fn ends_transaction(stmt: &str) -> bool {
+    let (first, rest) = word(stmt);
+    match first.to_ascii_uppercase().as_str() {
+        "BEGIN" | "COMMIT" | "END" => true,
+        "ROLLBACK" => {
+            let (mut next, rest) = word(rest);
+            if next.eq_ignore_ascii_case("TRANSACTION") {
+                next = word(rest).0;
+            }
+            !next.eq_ignore_ascii_case("TO")
+        }
+        _ => false,
+    }
+}
+
+/// The first word (ASCII letters) after blanks and comments, and the rest.
+fn word(s: &str) -> (&str, &str) {
+    let s = skip_blank(s);
+    s.split_at(s.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(s.len()))
 }
 
 /// Whether a statement rolls back (`ROLLBACK`, `ROLLBACK TO x`): values
@@ -98,6 +120,16 @@ mod tests {
         }
         for s in ["SELECT 1", "ROLLBACKS", "RELEASE x", "", "rollback_log"] {
             assert!(!is_rollback(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn transaction_ends() {
+        for s in ["BEGIN", "begin immediate", "COMMIT", "end transaction", " /* c */ Rollback", "ROLLBACK;", "rollback transaction", "ROLLBACK -- to\n"] {
+            assert!(ends_transaction(s), "{s:?}");
+        }
+        for s in ["ROLLBACK TO x", "rollback transaction to savepoint x", "ROLLBACK /* c */ to x", "SAVEPOINT a", "RELEASE a", "SELECT 1", "BEGINS", ""] {
+            assert!(!ends_transaction(s), "{s:?}");
         }
     }
 

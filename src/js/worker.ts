@@ -182,7 +182,11 @@ async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
     return open(req);
   }
   if (req.op === 'fail') throw req.error;
-  if (conn && typeof fields.sql === 'string') fields.sql = bounded(fields.sql);
+  if (conn) {
+    if (typeof fields.sql === 'string') fields.sql = bounded(fields.sql);
+    // Calls a transaction callback makes may not begin or end its transaction.
+    conn.transactionCallback(fields.tx === true);
+  }
   return (ops[req.op] as (r: Request, t: Transferable[]) => unknown)(req, transfer);
 }
 let opened = false;

@@ -109,6 +109,9 @@ pub struct Db {
     /// BLOB results at or above this many bytes get a buffer of their own.
     blob_threshold: usize,
     placeholders: Placeholders,
+    /// The calls run for a `transaction()` callback: their SQL may not
+    /// begin or end the transaction (see [`Db::set_transaction_callback`]).
+    in_callback: bool,
     conn: Conn,
 }
 
@@ -126,6 +129,7 @@ impl Db {
             fixups: Fixups::default(),
             blob_threshold,
             placeholders: Placeholders::new(seed),
+            in_callback: false,
             conn,
         };
         // A commit must reach the VFS's xSync (OPFS `flush()`): TRUNCATE keeps
@@ -211,9 +215,29 @@ impl Db {
         self.end_savepoint(sp, result)
     }
 
-    /// Refuses SQL text that is too long, before anything runs.
+    /// Marks the calls that follow as run for a `transaction()` callback, or
+    /// not. The package begins and ends that transaction; a `COMMIT` or
+    /// `ROLLBACK` of the callback's would end it early, and its later
+    /// statements would commit one by one though `transaction()` then fails.
+    pub fn set_transaction_callback(&mut self, on: bool) {
+        self.in_callback = on;
+    }
+
+    /// Refuses, before anything runs, SQL text that is too long, and in a
+    /// `transaction()` callback a statement that begins or ends the
+    /// transaction.
     fn admit(&self, sql: &str) -> Result<()> {
-        sql::check_length(sql)
+        sql::check_length(sql)?;
+        self.admit_statement(sql)
+    }
+
+    fn admit_statement(&self, stmt: &str) -> Result<()> {
+        if self.in_callback && sql::ends_transaction(stmt) {
+            return Err(Error::BadParam(
+                "inside transaction(), the package begins and ends the transaction: the callback's SQL may not BEGIN, COMMIT, END or ROLLBACK (SAVEPOINT, RELEASE and ROLLBACK TO nest)".into(),
+            ));
+        }
+        Ok(())
     }
 
     /// Call this first in every call but the blob reads (see [`Reads`]).
@@ -327,6 +351,9 @@ impl Db {
             };
             let Some(stmt) = stmt else { break Ok(()) };
             let text = &rest[..rest.len() - tail.len()];
+            if let Err(e) = self.admit_statement(text) {
+                break Err(e);
+            }
             // A script takes no values: a parameter in it would silently be NULL.
             if unsafe { ffi::sqlite3_bind_parameter_count(stmt.raw()) } > 0 {
                 break Err(Error::BadParam(format!(

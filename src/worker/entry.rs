@@ -94,6 +94,13 @@ impl Connection {
         Ok(out)
     }
 
+    /// Marks the calls that follow as run for a `transaction()` callback
+    /// (`true`) or not: a callback's SQL may not begin or end the transaction.
+    #[wasm_bindgen(js_name = transactionCallback)]
+    pub fn transaction_callback(&mut self, on: bool) {
+        self.db.set_transaction_callback(on);
+    }
+
     /// Writes one chunk of `Blob` parameter `stream` at byte `offset`.
     #[wasm_bindgen(js_name = streamWrite)]
     pub fn stream_write(&mut self, stream: usize, offset: f64, chunk: &[u8]) -> JsResult<()> {
