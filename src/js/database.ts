@@ -304,7 +304,10 @@ export class Database implements Transaction {
         fields = { sql, params: prepareParams(params, threshold, out) } as Requests[K];
       }
     } catch (err) {
-      return () => this.#client.fail(err as ResqError);
+      // Not only our own refusals: reading the parameters can throw too (a
+      // getter, a Proxy), and the page then learns why.
+      const refused = err instanceof ResqError ? err : badParam(`the parameters could not be read: ${String(err)}`);
+      return () => this.#client.fail(refused);
     }
     if (inTx) fields.tx = true;
     // Only `execute` stores staged values (elsewhere the worker refuses them).
