@@ -533,7 +533,7 @@ proptest! {
 fn sql_text() -> impl Strategy<Value = String> {
     let pieces = vec![
         "--", "/*", "*/", "\n", "\r", ";", " ", "\t", "\u{a0}", "\u{2028}", "\u{3000}", "ROLLBACK", "rollback", "RollBack", "BEGIN",
-        "COMMIT", "END", "SAVEPOINT", "PRAGMA", "TO", "_", "x", "1", "é", "ß", "İ", "\u{212a}", "😀", "\0", "'", "\"",
+        "COMMIT", "END", "SAVEPOINT", "PRAGMA", "TO", "to", "TRANSACTION", "_", "x", "1", "é", "ß", "İ", "\u{212a}", "😀", "\0", "'", "\"",
     ];
     prop_oneof![
         prop::collection::vec(prop::sample::select(pieces), 0..12).prop_map(|v| v.concat()),
@@ -554,7 +554,8 @@ proptest! {
 
     /// The SQL helpers never panic and agree with each other: `skip_blank`
     /// returns a suffix that is a fixed point, `is_blank` is its emptiness,
-    /// and a rollback is a transaction-control statement.
+    /// and a rollback, or a statement that ends the transaction, is a
+    /// transaction-control statement.
     #[test]
     fn sql_helpers_are_total_and_consistent(s in sql_text()) {
         let rest = sql::skip_blank(&s);
@@ -566,6 +567,11 @@ proptest! {
         if sql::is_rollback(&s) {
             prop_assert!(sql::controls_transaction(&s));
         }
+        prop_assert_eq!(sql::ends_transaction(&s), sql::ends_transaction(rest));
+        if sql::ends_transaction(&s) {
+            prop_assert!(sql::controls_transaction(&s));
+        }
+        prop_assert_eq!(sql::check_length(&s).is_ok(), s.len() <= sql::MAX_SQL_BYTES);
         let quoted = sql::quote_ident(&s);
         prop_assert_eq!(quoted[1..quoted.len() - 1].replace("\"\"", "\""), s);
     }
