@@ -475,14 +475,14 @@ fn range_rule(size: u64, offset: Option<f64>, length: Option<f64>) -> Result<(u6
     if !whole(o) {
         return Err("RESQ_BAD_PARAM");
     }
-    if o < 0.0 || o >= TWO_64 || o as u64 > size {
+    if !(0.0..TWO_64).contains(&o) || o as u64 > size {
         return Err("RESQ_RANGE");
     }
     let o = o as u64;
     let l = match length {
         None => size - o,
         Some(l) if !whole(l) => return Err("RESQ_BAD_PARAM"),
-        Some(l) if l < 0.0 || l >= TWO_64 => return Err("RESQ_RANGE"),
+        Some(l) if !(0.0..TWO_64).contains(&l) => return Err("RESQ_RANGE"),
         Some(l) => l as u64,
     };
     match o.checked_add(l) {

@@ -96,7 +96,7 @@ pub fn blob_range(size: u64, offset: Option<f64>, length: Option<f64>) -> Result
 
 /// A whole, finite double as a `u64` when it is one exactly (0 ≤ v < 2^64).
 fn to_u64(v: f64) -> Option<u64> {
-    (v >= 0.0 && v < 18446744073709551616.0).then_some(v as u64)
+    (0.0..18446744073709551616.0).contains(&v).then_some(v as u64)
 }
 
 /// Per-connection storage for one call's parameters.
