@@ -15,7 +15,9 @@ pub fn check(name: &str, storage: &str) -> Result<()> {
     }
     // This SQLite reads `file:` names as URIs (SQLITE_USE_URI), whose
     // parameters can pick a memory database or another VFS.
-    if name.len() >= 5 && name[..5].eq_ignore_ascii_case("file:") {
+    // Bytes, not `&name[..5]`: that slice panics (a worker death) when a
+    // character such as the `т` of "фото.db" straddles byte 5.
+    if name.len() >= 5 && name.as_bytes()[..5].eq_ignore_ascii_case(b"file:") {
         return Err(Error::BadParam(format!(
             "{name:?} is a URI; open() takes a plain file name (such as \"media.db\") and the storage option"
         )));
@@ -53,5 +55,8 @@ mod tests {
         check("a\0b", "opfs", false);
         check("x.db", "indexeddb", false);
         check("profile:file.db", "opfs", true);
+        // Multibyte characters across byte 5 (found by tests/codec_props.rs).
+        check("фото.db", "opfs", true);
+        check("é😀", "memory", true);
     }
 }

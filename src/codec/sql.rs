@@ -1,5 +1,30 @@
 //! Small facts about SQL text that need no parser: is what is left after a
-//! statement empty, and does a statement control the transaction.
+//! statement empty, does a statement control the transaction, and is the
+//! text too long to take.
+
+use super::{Error, Result};
+
+/// Longest SQL text one call takes, in bytes of UTF-8: 1 MB. SQLite's own
+/// default is 10^9, but SQL text is copied into wasm memory, which never
+/// shrinks, and a statement holds it several times over (the text, SQLite's
+/// copy, its program; 16 MB of SQL grew the worker's memory by 90 MB, and
+/// 100 MB crashed the tab). Data belongs in parameters, as SQLite's limits
+/// page says of its own million-byte example.
+pub const MAX_SQL_BYTES: usize = 1 << 20;
+
+/// Refuses SQL text over [`MAX_SQL_BYTES`] with SQLite's code for it,
+/// `SQLITE_TOOBIG`.
+pub fn check_length(sql: &str) -> Result<()> {
+    if sql.len() <= MAX_SQL_BYTES {
+        return Ok(());
+    }
+    Err(Error::Sqlite {
+        errno: 18,
+        message: format!(
+            "statement too long: the SQL text is over {MAX_SQL_BYTES} bytes; pass values as parameters, or run a long script in parts"
+        ),
+    })
+}
 
 /// Skips whitespace, `;` and comments; returns the rest.
 pub fn skip_blank(mut s: &str) -> &str {
@@ -25,12 +50,34 @@ pub fn is_blank(s: &str) -> bool {
 /// on, a script manages its own transactions: the engine stops wrapping it in
 /// a savepoint.
 pub fn controls_transaction(stmt: &str) -> bool {
-    let s = skip_blank(stmt);
-    let word: String = s.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
     matches!(
-        word.to_ascii_uppercase().as_str(),
+        word(stmt).0.to_ascii_uppercase().as_str(),
         "BEGIN" | "COMMIT" | "END" | "ROLLBACK" | "SAVEPOINT" | "RELEASE" | "VACUUM" | "ATTACH" | "DETACH" | "PRAGMA"
     )
+}
+
+/// Whether a statement begins or ends the transaction itself: `BEGIN`,
+/// `COMMIT`, `END`, or `ROLLBACK` without `TO` (which only undoes to a
+/// savepoint). Inside `transaction()` that is the package's to do.
+pub fn ends_transaction(stmt: &str) -> bool {
+    let (first, rest) = word(stmt);
+    match first.to_ascii_uppercase().as_str() {
+        "BEGIN" | "COMMIT" | "END" => true,
+        "ROLLBACK" => {
+            let (mut next, rest) = word(rest);
+            if next.eq_ignore_ascii_case("TRANSACTION") {
+                next = word(rest).0;
+            }
+            !next.eq_ignore_ascii_case("TO")
+        }
+        _ => false,
+    }
+}
+
+/// The first word (ASCII letters) after blanks and comments, and the rest.
+fn word(s: &str) -> (&str, &str) {
+    let s = skip_blank(s);
+    s.split_at(s.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(s.len()))
 }
 
 /// Whether a statement rolls back (`ROLLBACK`, `ROLLBACK TO x`): values
@@ -74,6 +121,25 @@ mod tests {
         for s in ["SELECT 1", "ROLLBACKS", "RELEASE x", "", "rollback_log"] {
             assert!(!is_rollback(s), "{s:?}");
         }
+    }
+
+    #[test]
+    fn transaction_ends() {
+        for s in ["BEGIN", "begin immediate", "COMMIT", "end transaction", " /* c */ Rollback", "ROLLBACK;", "rollback transaction", "ROLLBACK -- to\n"] {
+            assert!(ends_transaction(s), "{s:?}");
+        }
+        for s in ["ROLLBACK TO x", "rollback transaction to savepoint x", "ROLLBACK /* c */ to x", "SAVEPOINT a", "RELEASE a", "SELECT 1", "BEGINS", ""] {
+            assert!(!ends_transaction(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn length() {
+        assert!(check_length(&"x".repeat(MAX_SQL_BYTES)).is_ok());
+        let e = check_length(&"x".repeat(MAX_SQL_BYTES + 1)).unwrap_err();
+        assert_eq!((e.code(), e.errno()), ("SQLITE_TOOBIG", Some(18)));
+        // Bytes of UTF-8, not characters.
+        assert!(check_length(&"é".repeat(MAX_SQL_BYTES / 2 + 1)).is_err());
     }
 
     #[test]

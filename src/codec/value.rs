@@ -61,6 +61,10 @@ pub fn is_safe_integer(i: i64) -> bool {
 /// Checks a `{ offset, length }` range against a value of `size` bytes and
 /// returns `(offset, length)`; defaults read from 0 to the end. Outside the
 /// value (or negative) is `RESQ_RANGE`; not a whole number is `RESQ_BAD_PARAM`.
+///
+/// Compared as integers, not doubles: above 2^53 a `u64` size rounds when
+/// made a double, and a range checked that way could end past the value
+/// (tests/codec_props.rs found one, and an underflow panic).
 pub fn blob_range(size: u64, offset: Option<f64>, length: Option<f64>) -> Result<(u64, u64), Error> {
     let whole = |name: &str, v: f64| {
         if v.fract() != 0.0 || !v.is_finite() {
@@ -70,17 +74,29 @@ pub fn blob_range(size: u64, offset: Option<f64>, length: Option<f64>) -> Result
         }
     };
     let offset = whole("offset", offset.unwrap_or(0.0))?;
-    if offset < 0.0 || offset > size as f64 {
+    let Some(offset) = to_u64(offset).filter(|&o| o <= size) else {
         return Err(Error::Range(format!("offset {offset} is outside the value ({size} bytes)")));
-    }
-    let offset = offset as u64;
-    let length = whole("length", length.unwrap_or((size - offset) as f64))?;
-    if length < 0.0 || offset as f64 + length > size as f64 {
-        return Err(Error::Range(format!(
-            "{length} bytes from offset {offset} run past the end of the value ({size} bytes)"
-        )));
-    }
-    Ok((offset, length as u64))
+    };
+    let length = match length {
+        None => size - offset,
+        Some(l) => {
+            let l = whole("length", l)?;
+            match to_u64(l).filter(|&l| offset.checked_add(l).is_some_and(|end| end <= size)) {
+                Some(l) => l,
+                None => {
+                    return Err(Error::Range(format!(
+                        "{l} bytes from offset {offset} run past the end of the value ({size} bytes)"
+                    )))
+                }
+            }
+        }
+    };
+    Ok((offset, length))
+}
+
+/// A whole, finite double as a `u64` when it is one exactly (0 ≤ v < 2^64).
+fn to_u64(v: f64) -> Option<u64> {
+    (0.0..18446744073709551616.0).contains(&v).then_some(v as u64)
 }
 
 /// Per-connection storage for one call's parameters.
@@ -180,6 +196,15 @@ mod tests {
         check(10, None, Some(-1.0), Err("RESQ_RANGE"));
         check(10, Some(1.5), None, Err("RESQ_BAD_PARAM"));
         check(10, None, Some(f64::NAN), Err("RESQ_BAD_PARAM"));
+        check(10, Some(-0.0), None, Ok((0, 10)));
+        check(10, Some(f64::INFINITY), None, Err("RESQ_BAD_PARAM"));
+        check(10, Some(-1.0), Some(0.5), Err("RESQ_RANGE"));
+        // Sizes past 2^53 round as doubles (found by tests/codec_props.rs):
+        // an offset one past the end was taken, and `size - offset` underflowed.
+        check(9063353503920011, Some(9063353503920012.0), None, Err("RESQ_RANGE"));
+        check((1 << 53) + 1, None, None, Ok((0, (1 << 53) + 1)));
+        check(u64::MAX, Some(18446744073709551616.0), None, Err("RESQ_RANGE"));
+        check(u64::MAX, Some(0.0), Some(18446744073709551616.0), Err("RESQ_RANGE"));
     }
 
     #[test]

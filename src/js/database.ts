@@ -186,10 +186,10 @@ export class Database implements Transaction {
       const guard = <R>(send: () => Promise<R>): Promise<R> => (live ? send() : Promise.reject(ended()));
       const send: Send = (op, fields, transfer) => guard(() => this.#client.call(op, fields, transfer));
       const tx: Transaction = {
-        execute: (sql, params) => guard(this.#request('execute', sql, params, false)),
-        query: (sql, params) => guard(this.#request('query', sql, params, false)).then((r) => decodeRows(r) as never),
-        queryBytes: (sql, params) => guard(this.#request('queryBytes', sql, params, false)),
-        executeBatch: (sql, sets) => guard(this.#request('executeBatch', sql, sets, false)),
+        execute: (sql, params) => guard(this.#request('execute', sql, params, false, true)),
+        query: (sql, params) => guard(this.#request('query', sql, params, false, true)).then((r) => decodeRows(r) as never),
+        queryBytes: (sql, params) => guard(this.#request('queryBytes', sql, params, false, true)),
+        executeBatch: (sql, sets) => guard(this.#request('executeBatch', sql, sets, false, true)),
         ...blobReads(send, (err) => guard(() => this.#client.fail(err))),
       };
       const exec = (sql: string) => this.#request('execute', sql, undefined, false)();
@@ -281,13 +281,16 @@ export class Database implements Transaction {
    * Checks the SQL and prepares the parameters now; returns what sends the
    * call. A call that `waits` (for a transaction to end) copies even small
    * buffers now, which the structured clone would otherwise copy only when it
-   * is sent. A call refused here still fails in its turn.
+   * is sent. A call refused here still fails in its turn. A call of a
+   * transaction callback (`inTx`) is marked so: the worker refuses its SQL
+   * if it would begin or end the transaction.
    */
   #request<K extends 'execute' | 'query' | 'queryBytes' | 'executeBatch'>(
     op: K,
     sql: string,
     params: Params | readonly Params[] | undefined,
     waits: boolean,
+    inTx = false,
   ): () => Promise<Replies[K]> {
     const out: Outgoing = { owner: this, transfer: new Set(), staged: [] };
     const threshold = waits ? 0 : this.#threshold;
@@ -301,8 +304,12 @@ export class Database implements Transaction {
         fields = { sql, params: prepareParams(params, threshold, out) } as Requests[K];
       }
     } catch (err) {
-      return () => this.#client.fail(err as ResqError);
+      // Not only our own refusals: reading the parameters can throw too (a
+      // getter, a Proxy), and the page then learns why.
+      const refused = err instanceof ResqError ? err : badParam(`the parameters could not be read: ${String(err)}`);
+      return () => this.#client.fail(refused);
     }
+    if (inTx) fields.tx = true;
     // Only `execute` stores staged values (elsewhere the worker refuses them).
     const staged = op === 'execute' ? out.staged : [];
     if (staged.length > 0) (fields as Requests['execute']).staged = true;

@@ -25,11 +25,15 @@ export interface Range {
 export interface Requests {
   /** `lock`: a Web Lock the worker holds while it lives (the page learns of its end). */
   open: { name: string; storage: Storage; blobTransferThreshold: number; lock: string };
-  /** `staged`: the parameters hold staged blobs ({@link StagedRef}) to store. */
-  execute: { sql: string; params?: unknown; staged?: true };
-  query: { sql: string; params?: unknown };
-  queryBytes: { sql: string; params?: unknown };
-  executeBatch: { sql: string; sets: unknown[] };
+  /**
+   * `staged`: the parameters hold staged blobs ({@link StagedRef}) to store.
+   * `tx` (these four ops): a `transaction()` callback's call, whose SQL may
+   * not begin or end the transaction.
+   */
+  execute: { sql: string; params?: unknown; staged?: true; tx?: true };
+  query: { sql: string; params?: unknown; tx?: true };
+  queryBytes: { sql: string; params?: unknown; tx?: true };
+  executeBatch: { sql: string; sets: unknown[]; tx?: true };
   readBlob: Cell & Range;
   blobFile: Cell & { type: string };
   blobStreamOpen: Cell & Range;

@@ -2,7 +2,7 @@
 // connection, and answers the page's requests in the order they arrive.
 // The page never loads the wasm; only this file does.
 
-import init, { Connection, streamLimit } from './wasm/resq_wasm.js';
+import init, { Connection, sqlLimit, streamLimit } from './wasm/resq_wasm.js';
 import type { Op, Replies, Request, Requests, WireError } from './protocol.js';
 import { isStagedRef } from './protocol.js';
 import { StageSpace, StagedSource } from './stage.js';
@@ -23,12 +23,38 @@ let stages: StageSpace | null = null;
 let ready: Promise<unknown> | null = null;
 let queue: Promise<void> = Promise.resolve();
 
-scope.onmessage = (e: MessageEvent<Request>) => {
+scope.onmessage = (e: MessageEvent<unknown>) => {
   const req = e.data;
+  // Anything else was not sent by the page's client (anyone holding the
+  // Worker can post to it): there is no id to answer and nothing to run.
+  if (!isRequest(req)) return;
   // `handle` answers every request; should it ever throw, the worker can no
   // longer promise an answer to anything, so it ends (the page then rejects
   // every pending call with RESQ_WORKER_DIED).
   queue = queue.then(() => handle(req)).catch(die);
+};
+
+/** A request's shape: an object with a numeric id and an op this worker has. */
+function isRequest(v: unknown): v is Request {
+  if (typeof v !== 'object' || v === null) return false;
+  const { id, op } = v as { id?: unknown; op?: unknown };
+  return typeof id === 'number' && typeof op === 'string' && (op === 'open' || op === 'fail' || Object.hasOwn(ops, op));
+}
+
+/**
+ * The fields each op passes to the wasm as strings. wasm-bindgen's string
+ * conversion does not check its argument, and a number where it expects a
+ * string traps the instance; the page sends strings, anything else is refused.
+ */
+const STRING_FIELDS: { [K in Op]?: readonly (keyof Requests[K])[] } = {
+  open: ['name', 'storage', 'lock'],
+  execute: ['sql'],
+  query: ['sql'],
+  queryBytes: ['sql'],
+  executeBatch: ['sql'],
+  readBlob: ['table', 'column'],
+  blobFile: ['table', 'column', 'type'],
+  blobStreamOpen: ['table', 'column'],
 };
 
 async function handle(req: Request): Promise<void> {
@@ -144,10 +170,38 @@ const ops: Omit<Run, 'open' | 'fail'> = {
 };
 
 async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
-  if (req.op === 'open') return open(req);
+  const fields = req as unknown as Record<string, unknown>;
+  for (const f of (STRING_FIELDS[req.op] ?? []) as string[]) {
+    if (typeof fields[f] !== 'string') throw { code: 'RESQ_BAD_PARAM', message: `${req.op}: ${f} must be a string` } satisfies WireError;
+  }
+  if (req.op === 'open') {
+    // One database per worker, opened once: a second open would replace
+    // the connection under the page, or wait forever for a lock it holds.
+    if (opened) throw { code: 'RESQ_BAD_PARAM', message: 'this worker has opened its database already' } satisfies WireError;
+    opened = true;
+    return open(req);
+  }
   if (req.op === 'fail') throw req.error;
+  if (conn) {
+    if (typeof fields.sql === 'string') fields.sql = bounded(fields.sql);
+    // Calls a transaction callback makes may not begin or end its transaction.
+    conn.transactionCallback(fields.tx === true);
+  }
   return (ops[req.op] as (r: Request, t: Transferable[]) => unknown)(req, transfer);
 }
+let opened = false;
+
+/**
+ * SQL text longer than the core takes is cut here, before it is copied into
+ * wasm memory, where the core then refuses it (SQLITE_TOOBIG) with its own
+ * message. A UTF-16 unit is at least one byte of UTF-8, so the cut text is
+ * still too long: 100 MB of SQL never reaches the wasm.
+ */
+function bounded(sql: string): string {
+  maxSql ??= sqlLimit();
+  return sql.length > maxSql ? sql.slice(0, maxSql + 1) : sql;
+}
+let maxSql: number | undefined;
 
 async function open(req: Requests['open']): Promise<null> {
   // Held until this worker ends: the page waits on it to learn of an end

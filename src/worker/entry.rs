@@ -34,6 +34,13 @@ pub fn stream_limit() -> f64 {
     crate::codec::stream::STREAM_LIMIT as f64
 }
 
+/// Longest SQL text a call takes, in bytes of UTF-8 (see `codec::sql`). The
+/// bootstrap cuts a longer one before it reaches wasm memory.
+#[wasm_bindgen(js_name = sqlLimit)]
+pub fn sql_limit() -> f64 {
+    crate::codec::sql::MAX_SQL_BYTES as f64
+}
+
 #[wasm_bindgen]
 pub struct Connection {
     db: Db,
@@ -85,6 +92,13 @@ impl Connection {
             let _ = Reflect::set(&out, &"streams".into(), &streams);
         }
         Ok(out)
+    }
+
+    /// Marks the calls that follow as run for a `transaction()` callback
+    /// (`true`) or not: a callback's SQL may not begin or end the transaction.
+    #[wasm_bindgen(js_name = transactionCallback)]
+    pub fn transaction_callback(&mut self, on: bool) {
+        self.db.set_transaction_callback(on);
     }
 
     /// Writes one chunk of `Blob` parameter `stream` at byte `offset`.

@@ -21,4 +21,4 @@ mod reads;
 mod storage;
 mod streams;
 
-pub use entry::{stream_limit, Connection};
+pub use entry::{sql_limit, stream_limit, Connection};

@@ -82,6 +82,9 @@ fn escape(name: &str) -> String {
     out
 }
 
+/// SQLite's code for a damaged database file.
+const SQLITE_CORRUPT: i32 = 11;
+
 fn opfs_error(name: &str, e: OpfsSAHError) -> Error {
     let text = e.to_string();
     match e {
@@ -89,6 +92,13 @@ fn opfs_error(name: &str, e: OpfsSAHError) -> Error {
             "OPFS is not available here ({text}); use open(name, {{ storage: 'memory' }}) for a non-persistent database"
         )),
         OpfsSAHError::DirectoryInUse(_) => Error::Locked(format!("{name} is already open in this worker")),
+        // The pool's own bookkeeping on disk is damaged (a file's header
+        // overwritten, two files claiming one name): the database's storage
+        // is corrupt, which is not the browser lacking anything.
+        OpfsSAHError::InvalidHeader { .. } | OpfsSAHError::DuplicateFilename(_) => Error::Sqlite {
+            errno: SQLITE_CORRUPT,
+            message: format!("the OPFS storage of {name} is damaged ({text}); delete .resq-wasm/{} to start afresh", escape(name)),
+        },
         _ if text.contains("NoModificationAllowedError") || text.contains("InvalidStateError") => {
             Error::Locked(format!("{name} is held by another tab or worker ({text})"))
         }
