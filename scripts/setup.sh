@@ -2,11 +2,16 @@
 # Installs what building and testing need, and only what is missing, so it
 # is safe to run before every `npm test` and `npm run demo`:
 #   - Debian packages: clang + lld (SQLite → wasm32), chromium + chromedriver
-#     (tests, demo, benchmarks), procps (pkill, for the crash test)
+#     (tests, demo, benchmarks), firefox-esr (the e2e tests' second engine),
+#     procps (pkill, for the crash test)
 #   - the Rust wasm32 target
 #   - wasm-bindgen-cli at exactly the version Cargo.lock pins
 #   - npm dev dependencies: typescript, binaryen (wasm-opt), playwright-core
-#     (drives Debian's Chromium; it never downloads a browser of its own)
+#     (drives Debian's Chromium; it never downloads a browser of its own) and
+#     puppeteer-core (drives Debian's Firefox ESR over WebDriver BiDi: the
+#     only way to drive stock Firefox here, since Playwright runs only its
+#     own patched Firefox build, which cannot be downloaded; it declares
+#     Node >= 22.12, npm warns on Node 20, and every e2e test passes with it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +26,7 @@ has wasm-ld || has lld || missing+=(lld)
 has pkill || missing+=(procps)
 has chromium || missing+=(chromium)
 has chromedriver || missing+=(chromium-driver)
+has firefox-esr || missing+=(firefox-esr)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing Debian packages: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
