@@ -1,16 +1,26 @@
 // The e2e harness: packs the package (`npm pack`), installs the tarball into
 // an empty folder as a user would, serves that folder on 127.0.0.1 and drives
-// Debian's Chromium with playwright-core. Pages import 'resq-wasm' by its bare
-// name through an import map pointing into node_modules.
+// a browser: Debian's Chromium with playwright-core, or Debian's Firefox ESR
+// with puppeteer-core (WebDriver BiDi), chosen by RESQ_ENGINE. Pages import
+// 'resq-wasm' by its bare name through an import map pointing into
+// node_modules.
+//
+// The tests are written against the Playwright page API they started with;
+// for Firefox, `FirefoxPage` below adapts the few calls where Puppeteer's
+// page differs, so a test runs unchanged in both engines.
 
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, renameSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, renameSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
 import { serve } from '../../scripts/serve.mjs';
 
 const repo = resolve(import.meta.dirname, '../..');
+
+/** The engine of this run: RESQ_ENGINE=chromium (the default) or firefox. */
+export const ENGINE = process.env.RESQ_ENGINE || 'chromium';
+if (!['chromium', 'firefox'].includes(ENGINE)) throw new Error(`RESQ_ENGINE must be chromium or firefox, not ${ENGINE}`);
 
 export const CHROMIUM_ARGS = [
   '--headless=new',
@@ -23,6 +33,18 @@ export const CHROMIUM_ARGS = [
   '--no-first-run',
   '--disable-quic',
 ];
+
+// Firefox's counterpart of the background-networking flags: the network is
+// closed here, so nothing should try to reach it. (puppeteer-core writes its
+// own test preferences into the profile too: no updates, no telemetry, no
+// safe mode after a crash.)
+const FIREFOX_PREFS = {
+  'network.captive-portal-service.enabled': false,
+  'network.connectivity-service.enabled': false,
+  'browser.safebrowsing.update.enabled': false,
+  'extensions.blocklist.enabled': false,
+  'toolkit.telemetry.enabled': false,
+};
 
 /** Packs the repo and installs the tarball into a fresh app folder. */
 export function installPackedApp() {
@@ -56,43 +78,148 @@ function installProbe(app, options) {
 }
 
 /**
- * Starts the packed app, a server and a browser with a fresh profile.
- * Returns { page, newPage, url, close }. With `isolated`, pages are
- * cross-origin isolated (SharedArrayBuffer exists). With `probe` (options
- * of tests/e2e/probe-worker.js, `{}` for none), databases run in the probe
- * worker: see `probe()` in util.mjs.
+ * A Puppeteer page with the Playwright page calls the tests use. Everything
+ * else is Puppeteer's own, reachable as `.puppeteer`.
  */
-export async function start({ isolated = false, probe = null } = {}) {
+class FirefoxPage {
+  constructor(page) {
+    this.puppeteer = page;
+  }
+  evaluate(fn, arg) {
+    return this.puppeteer.evaluate(fn, arg);
+  }
+  goto(url) {
+    return this.puppeteer.goto(url);
+  }
+  reload() {
+    return this.puppeteer.reload();
+  }
+  url() {
+    return this.puppeteer.url();
+  }
+  close() {
+    return this.puppeteer.close();
+  }
+  /** 'pageerror' as it is; 'console' messages typed as Playwright types them ('warning', not 'warn'). */
+  on(event, listener) {
+    if (event === 'console') {
+      this.puppeteer.on('console', (m) => listener({ type: () => (m.type() === 'warn' ? 'warning' : m.type()), text: () => m.text() }));
+    } else {
+      this.puppeteer.on(event, listener);
+    }
+    return this;
+  }
+}
+
+/** The pids of `pid` and all its descendants, read from /proc. */
+function processTree(pid) {
+  const children = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // Field 4 of /proc/<pid>/stat is the parent pid (after the command in parentheses).
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]) ?? []));
+  return tree;
+}
+
+/**
+ * Starts the browser of `engine` on the profile folder `profile` (kept: a
+ * second launch on it sees the first one's OPFS). Returns
+ * { context, newPage, kill, close }: `context.newPage()` opens a blank page,
+ * `kill()` SIGKILLs every process of this browser (no shutdown, no flush).
+ */
+export async function launch(profile, { engine = ENGINE } = {}) {
+  if (engine === 'chromium') {
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+      args: CHROMIUM_ARGS,
+      headless: true,
+    });
+    return {
+      context,
+      newPage: () => context.newPage(),
+      kill: () => execFileSync('pkill', ['-KILL', '-f', '--', `user-data-dir=${profile}`]),
+      close: () => context.close(),
+    };
+  }
+  const { default: puppeteer } = await import('puppeteer-core');
+  const browser = await puppeteer.launch({
+    browser: 'firefox',
+    executablePath: process.env.FIREFOX ?? '/usr/bin/firefox-esr',
+    headless: true,
+    userDataDir: profile,
+    extraPrefsFirefox: FIREFOX_PREFS,
+    // Playwright has no time limit on a call such as evaluate(); a test's
+    // own timeout applies instead.
+    protocolTimeout: 0,
+    // Nor does it resize pages.
+    defaultViewport: null,
+  });
+  const pid = browser.process().pid;
+  const context = {
+    browser,
+    newPage: async () => new FirefoxPage(await browser.newPage()),
+    close: () => browser.close(),
+  };
+  return {
+    context,
+    newPage: context.newPage,
+    kill() {
+      // Stop the tree first so no child outlives its parent long enough to
+      // flush anything, then kill it.
+      const tree = processTree(pid);
+      execFileSync('kill', ['-STOP', ...tree.map(String)]);
+      execFileSync('kill', ['-KILL', ...tree.map(String)]);
+    },
+    close: () => browser.close(),
+  };
+}
+
+/**
+ * Starts the packed app, a server and a browser with a fresh profile.
+ * Returns { page, newPage, context, url, app, tarball, errors, close }. With
+ * `isolated`, pages are cross-origin isolated (SharedArrayBuffer exists).
+ * With `probe` (options of tests/e2e/probe-worker.js, `{}` for none),
+ * databases run in the probe worker: see `probe()` in util.mjs.
+ */
+export async function start({ isolated = false, probe = null, engine = ENGINE } = {}) {
   const { app, tarball } = installPackedApp();
   if (probe) installProbe(app, probe);
   const server = await serve(app, 0, { isolated });
   const profile = mkdtempSync(join(tmpdir(), 'resq-profile-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: CHROMIUM_ARGS,
-    headless: true,
-  });
+  const browser = await launch(profile, { engine });
   const errors = [];
   const newPage = async () => {
-    const page = await context.newPage();
+    const page = await browser.newPage();
     page.on('pageerror', (e) => errors.push(e));
     await page.goto(server.url);
     return page;
   };
   const page = await newPage();
   return {
+    engine,
     app,
     tarball,
     url: server.url,
-    context,
+    context: browser.context,
     page,
     newPage,
     errors,
     async close() {
-      await context.close();
+      await browser.close();
       server.close();
       rmSync(profile, { recursive: true, force: true });
       rmSync(app, { recursive: true, force: true });
     },
   };
 }
+

@@ -416,7 +416,7 @@ test('temp space no live worker holds is removed at any open; a live worker\'s i
   const mine = (o) => Object.keys(o).filter((d) => d.startsWith('memory-') || d.endsWith('-gone'));
   await stageIn(h.page, 1);
   const afterFirst = await list();
-  const tab2 = await h.page.context().newPage();
+  const tab2 = await h.context.newPage();
   await tab2.goto(h.page.url());
   await stageIn(tab2, 2);
   const afterSecond = await list();
