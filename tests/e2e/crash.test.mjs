@@ -5,13 +5,11 @@
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { serve } from '../../scripts/serve.mjs';
-import { CHROMIUM_ARGS, installPackedApp } from './harness.mjs';
+import { installPackedApp, launch as launchBrowser } from './harness.mjs';
 import { inPage } from './util.mjs';
 
 const { app } = installPackedApp();
@@ -23,20 +21,15 @@ after(() => {
   rmSync(app, { recursive: true, force: true });
 });
 
+/**
+ * The browser on this file's profile, with a page on the app. `kill()`
+ * SIGKILLs every process of it: no shutdown, no flush.
+ */
 async function launch() {
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    args: CHROMIUM_ARGS,
-    headless: true,
-  });
-  const page = await context.newPage();
+  const browser = await launchBrowser(profile);
+  const page = await browser.newPage();
   await page.goto(server.url);
-  return { context, page };
-}
-
-/** SIGKILL every Chromium process of this profile: no shutdown, no flush. */
-function killBrowser() {
-  execFileSync('pkill', ['-KILL', '-f', '--', `user-data-dir=${profile}`]);
+  return { ...browser, page };
 }
 
 /**
@@ -106,8 +99,8 @@ test('committed rows survive a SIGKILL of the browser; an open transaction that 
     },
     [poolBytes.toString(), OPEN_MB],
   );
-  killBrowser();
-  await first.context.close().catch(() => {});
+  first.kill();
+  await first.close().catch(() => {});
   t.diagnostic(`before the kill: ${JSON.stringify(before)}`);
   // The open transaction's pages were in the file: it had grown by more than
   // the whole page cache could have held back.
@@ -131,7 +124,7 @@ test('committed rows survive a SIGKILL of the browser; an open transaction that 
     },
     poolBytes.toString(),
   );
-  await second.context.close();
+  await second.close();
   t.diagnostic(`after the restart: ${JSON.stringify(after)}`);
   // Only the committed rows, and the pool back to its committed size: the
   // hot journal's rollback took the spilled pages out of the file.
@@ -179,8 +172,8 @@ test('a SIGKILL while a large Blob streams into its row and a staged blob has sp
     },
     [MB, stageFiles.toString(), poolBytes.toString(), CACHE],
   );
-  killBrowser();
-  await first.context.close().catch(() => {});
+  first.kill();
+  await first.close().catch(() => {});
   t.diagnostic(`killed ${before.ms} ms into the 128 MB INSERT`);
   // The INSERT was still running at the kill (unless it committed in the
   // few milliseconds before pkill), and the worker's temp space held the
@@ -213,7 +206,7 @@ test('a SIGKILL while a large Blob streams into its row and a staged blob has sp
     },
     [MB, stageFiles.toString()],
   );
-  await second.context.close();
+  await second.close();
   t.diagnostic(after.rows.length === 2 ? 'the 128 MB insert had committed before the kill' : 'the kill landed before the 128 MB insert committed');
   assert.equal(after.ok, 'ok');
   assert.equal(after.committed, true);
