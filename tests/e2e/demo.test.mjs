@@ -5,9 +5,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { chromium } from 'playwright-core';
 import { serve } from '../../scripts/serve.mjs';
-import { CHROMIUM_ARGS } from './harness.mjs';
+import { launch, ui } from './harness.mjs';
 
 // A 1×1 PNG.
 const PNG = Buffer.from(
@@ -15,39 +14,35 @@ const PNG = Buffer.from(
   'base64',
 );
 
-let server, context, profile;
+let server, browser, profile;
 before(async () => {
   server = await serve(resolve(import.meta.dirname, '../..'));
   profile = mkdtempSync(join(tmpdir(), 'resq-demo-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    args: CHROMIUM_ARGS,
-    headless: true,
-  });
+  browser = await launch(profile);
 });
 after(async () => {
-  await context?.close();
+  await browser?.close();
   server?.close();
   rmSync(profile, { recursive: true, force: true });
 });
 
 test('the demo stores a chosen file in OPFS, shows it, and keeps it across a reload', async () => {
-  const page = await context.newPage();
+  const page = await browser.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e));
   await page.goto(`${server.url}www/`);
-  await page.getByText('No files yet.').waitFor();
-  await page.setInputFiles('#picker', { name: 'dot.png', mimeType: 'image/png', buffer: PNG });
-  await page.locator('#files tbody tr').first().waitFor();
-  assert.equal(await page.locator('#files tbody tr td').first().textContent(), 'dot.png');
+  const { waitForText, setInputFiles, element, clickButton } = ui(page);
+  await waitForText('No files yet.');
+  await setInputFiles('#picker', { name: 'dot.png', mimeType: 'image/png', buffer: PNG });
+  await element('#files tbody tr');
+  assert.equal(await (await element('#files tbody tr td')).textContent(), 'dot.png');
 
-  await page.getByRole('button', { name: 'show' }).click();
-  const img = page.locator('#viewer-media img');
-  await img.waitFor();
+  await clickButton('show');
+  const img = await element('#viewer-media img');
   assert.equal(await img.evaluate((el) => el.decode().then(() => el.naturalWidth)), 1);
 
   await page.reload();
-  await page.getByText('1 file(s) stored in OPFS.').waitFor();
+  await waitForText('1 file(s) stored in OPFS.');
   const stored = await page.evaluate(async () => {
     const [row] = await window.resqDemo.db.query('SELECT size, data FROM media');
     return { size: row.size, bytes: Array.from(row.data) };
@@ -58,19 +53,18 @@ test('the demo stores a chosen file in OPFS, shows it, and keeps it across a rel
 });
 
 test('the demo records a clip into a staged blob and plays it back from the database, seeking to the middle', async () => {
-  const page = await context.newPage();
+  const page = await browser.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e));
   await page.goto(`${server.url}www/`);
-  await page.getByText(/stored in OPFS|No files yet/).waitFor(); // the app is ready
-  await page.getByRole('button', { name: 'Record a 3 s test clip' }).click();
-  const row = page.locator('#files tbody tr', { hasText: 'clip-' });
-  await row.waitFor({ timeout: 20000 }).catch(async (e) => {
-    throw new Error(`${e.message}; status: ${await page.locator('#status').textContent()}`);
+  const { waitForText, element, clickButton } = ui(page);
+  await waitForText(/stored in OPFS|No files yet/); // the app is ready
+  await clickButton('Record a 3 s test clip');
+  await element('#files tbody tr', { hasText: 'clip-', timeout: 20000 }).catch(async (e) => {
+    throw new Error(`${e.message}; status: ${await page.evaluate(() => document.querySelector('#status').textContent)}`);
   });
-  await row.getByRole('button', { name: 'show' }).click();
-  const video = page.locator('#viewer-media video');
-  await video.waitFor();
+  await clickButton('show', { within: ['#files tbody tr', 'clip-'] });
+  const video = await element('#viewer-media video');
   const played = await video.evaluate(async (v) => {
     const when = (event) => new Promise((resolve) => v.addEventListener(event, resolve, { once: true }));
     if (v.readyState < 3) await when('canplay');

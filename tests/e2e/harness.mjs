@@ -223,3 +223,82 @@ export async function start({ isolated = false, probe = null, engine = ENGINE } 
   };
 }
 
+/**
+ * The UI steps demo.test.mjs takes, in each engine's own API (Playwright's
+ * locators in Chromium, Puppeteer's handles and real input in Firefox):
+ *   waitForText(text | RegExp, { timeout })   some rendered text shows it
+ *   setInputFiles(selector, { name, mimeType, buffer })   a file chosen in a file input
+ *   element(selector, { hasText, timeout })   waits for the first match; → { evaluate(fn), textContent() }
+ *   clickButton(name, { within })   clicks the button of that name, in the element `within` ([selector, hasText]) or anywhere
+ */
+export function ui(page) {
+  return page instanceof FirefoxPage ? firefoxUi(page.puppeteer) : chromiumUi(page);
+}
+
+function chromiumUi(page) {
+  const locate = (selector, hasText) => page.locator(selector, hasText === undefined ? {} : { hasText }).first();
+  return {
+    waitForText: (text, options) => page.getByText(text).waitFor(options),
+    setInputFiles: (selector, file) => page.setInputFiles(selector, file),
+    async element(selector, { hasText, timeout } = {}) {
+      const found = locate(selector, hasText);
+      await found.waitFor({ timeout });
+      return found;
+    },
+    clickButton: (name, { within } = {}) => (within ? locate(...within) : page).getByRole('button', { name }).click(),
+  };
+}
+
+function firefoxUi(page) {
+  // The first visible element matching `selector` whose text has `hasText`,
+  // as a handle, once there is one.
+  const waitForElement = async (selector, hasText, timeout = 30000) =>
+    (
+      await page.waitForFunction(
+        (selector, hasText) =>
+          [...document.querySelectorAll(selector)].find((e) => (hasText == null || e.textContent.includes(hasText)) && e.checkVisibility()),
+        { timeout },
+        selector,
+        hasText ?? null,
+      )
+    ).asElement();
+  return {
+    waitForText: (text, { timeout = 30000 } = {}) =>
+      page.waitForFunction(
+        (source, flags, literal) => (literal ? document.body.innerText.includes(source) : new RegExp(source, flags).test(document.body.innerText)),
+        { timeout },
+        text instanceof RegExp ? text.source : text,
+        text instanceof RegExp ? text.flags : '',
+        !(text instanceof RegExp),
+      ),
+    async setInputFiles(selector, { name, mimeType, buffer }) {
+      // WebDriver BiDi chooses files by path, and Firefox types them by
+      // their extension: write the bytes under their name, check the type.
+      const dir = mkdtempSync(join(tmpdir(), 'resq-upload-'));
+      try {
+        writeFileSync(join(dir, name), buffer);
+        const input = await page.waitForSelector(selector);
+        await input.uploadFile(join(dir, name));
+        const type = await input.evaluate((el) => el.files[0]?.type);
+        if (type !== mimeType) throw new Error(`${name} was chosen as ${type}, not ${mimeType}`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    async element(selector, { hasText, timeout } = {}) {
+      const found = await waitForElement(selector, hasText, timeout);
+      return { evaluate: (fn) => found.evaluate(fn), textContent: () => found.evaluate((e) => e.textContent) };
+    },
+    async clickButton(name, { within } = {}) {
+      const scope = within ? await waitForElement(...within) : await page.$('body');
+      // As Playwright's getByRole name: a case-insensitive substring of the button's text.
+      const button = await page.waitForFunction(
+        (scope, name) => [...scope.querySelectorAll('button')].find((b) => b.textContent.toLowerCase().includes(name.toLowerCase()) && b.checkVisibility()),
+        {},
+        scope,
+        name,
+      );
+      await button.asElement().click();
+    },
+  };
+}
