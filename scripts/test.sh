@@ -3,7 +3,9 @@
 #   1. cargo test, natively: the pure core (codec)
 #   2. wasm-bindgen-test: the engine in Node (memory) and in a dedicated
 #      worker in headless Chromium (OPFS)
-#   3. Playwright: the packed npm package, imported by a page in Chromium
+#   3. e2e: the packed npm package, imported by a page, in two engines:
+#      Chromium (Playwright), then Firefox ESR (Puppeteer, WebDriver BiDi);
+#      both always run, then each engine's counts are printed
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,5 +21,32 @@ cargo test --target wasm32-unknown-unknown --test node
 echo "== 2/3 wasm: engine in a dedicated worker in headless Chromium (OPFS)"
 CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --test browser
 
+# Runs the e2e layer in engine $1. The terminal gets the runner's usual
+# report (spec on a terminal, TAP otherwise); a TAP copy goes to file $2.
+e2e() {
+  local usual=tap
+  [ -t 1 ] && usual=spec
+  RESQ_ENGINE="$1" node --test --test-concurrency=1 \
+    --test-reporter="$usual" --test-reporter-destination=stdout \
+    --test-reporter=tap --test-reporter-destination="$2" tests/e2e/
+}
+# "<engine>: N passed, N failed, N skipped", from the TAP summary in file $2.
+counts() {
+  awk -v engine="$1" '/^# (pass|fail|skipped) [0-9]+$/ { n[$2] = $3 }
+    END { printf "%s: %d passed, %d failed, %d skipped\n", engine, n["pass"], n["fail"], n["skipped"] }' "$2"
+}
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
 echo "== 3/3 e2e: the packed package in Chromium (Playwright)"
-node --test --test-concurrency=1 tests/e2e/
+chromium_rc=0
+e2e chromium "$logs/chromium" || chromium_rc=$?
+
+echo "== 3/3 e2e: the packed package in Firefox ESR (Puppeteer)"
+firefox_rc=0
+e2e firefox "$logs/firefox" || firefox_rc=$?
+
+echo "== e2e, per engine"
+counts chromium "$logs/chromium"
+counts firefox "$logs/firefox"
+[ "$chromium_rc" = 0 ] && [ "$firefox_rc" = 0 ]
