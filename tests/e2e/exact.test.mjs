@@ -5,7 +5,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { start } from './harness.mjs';
+import { ENGINE, start } from './harness.mjs';
 import { inPage, withDb, dbName } from './util.mjs';
 
 let h;
@@ -251,6 +251,32 @@ test('without OPFS, staging stops at its memory budget with RESQ_UNSUPPORTED, an
   assert.equal(r.refused?.code, 'RESQ_UNSUPPORTED', JSON.stringify(r.refused));
   assert.equal(r.size, 64 << 20);
   assert.deepEqual(r.rows, [{ n: 10 }]);
+});
+
+test('in a Firefox private window, where OPFS is refused, open() of an OPFS name is RESQ_UNSUPPORTED and a memory database stages within its budget', { skip: ENGINE !== 'firefox' && 'Firefox private windows only (Chromium has no such refusal)' }, async (t) => {
+  const hp = await start({ privateWindow: true });
+  t.after(() => hp.close());
+  const r = await inPage(hp.page, async ({ open, outcome }) => {
+    const root = await outcome(navigator.storage.getDirectory());
+    const opfs = await outcome(open('private.db'));
+    const db = await open(':memory:');
+    const staged = await db.stageBlob();
+    const MB = 1 << 20;
+    let refused = null;
+    let size = 0;
+    for (let i = 0; i < 80 && !refused; i++) {
+      const o = await outcome(staged.append(new Uint8Array(MB)));
+      if (o.ok) size += MB;
+      else refused = o.error;
+    }
+    await db.close();
+    return { root: root.ok || root.error.name, opfs, size, refused: refused?.code };
+  });
+  assert.equal(r.root, 'SecurityError', 'the private window refuses OPFS');
+  assert.equal(r.opfs.ok, false);
+  assert.equal(r.opfs.error.code, 'RESQ_UNSUPPORTED');
+  assert.match(r.opfs.error.message, /OPFS.*SecurityError/);
+  assert.deepEqual({ size: r.size, refused: r.refused }, { size: 64 << 20, refused: 'RESQ_UNSUPPORTED' });
 });
 
 test('a staged blob belongs to the database that staged it: another database refuses it', async (t) => {

@@ -136,9 +136,11 @@ function processTree(pid) {
  * second launch on it sees the first one's OPFS). Returns
  * { context, newPage, kill, close }: `context.newPage()` opens a blank page,
  * `kill()` SIGKILLs every process of this browser (no shutdown, no flush).
+ * `privateWindow` (Firefox only): every page is in private browsing.
  */
-export async function launch(profile, { engine = ENGINE } = {}) {
+export async function launch(profile, { engine = ENGINE, privateWindow = false } = {}) {
   if (engine === 'chromium') {
+    if (privateWindow) throw new Error('privateWindow is for Firefox runs');
     const context = await chromium.launchPersistentContext(profile, {
       executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
       args: CHROMIUM_ARGS,
@@ -157,7 +159,7 @@ export async function launch(profile, { engine = ENGINE } = {}) {
     executablePath: process.env.FIREFOX ?? '/usr/bin/firefox-esr',
     headless: true,
     userDataDir: profile,
-    extraPrefsFirefox: FIREFOX_PREFS,
+    extraPrefsFirefox: { ...FIREFOX_PREFS, 'browser.privatebrowsing.autostart': privateWindow },
     // Playwright has no time limit on a call such as evaluate(); a test's
     // own timeout applies instead.
     protocolTimeout: 0,
@@ -190,13 +192,14 @@ export async function launch(profile, { engine = ENGINE } = {}) {
  * `isolated`, pages are cross-origin isolated (SharedArrayBuffer exists).
  * With `probe` (options of tests/e2e/probe-worker.js, `{}` for none),
  * databases run in the probe worker: see `probe()` in util.mjs.
+ * `privateWindow`: see `launch()`.
  */
-export async function start({ isolated = false, probe = null, engine = ENGINE } = {}) {
+export async function start({ isolated = false, probe = null, engine = ENGINE, privateWindow = false } = {}) {
   const { app, tarball } = installPackedApp();
   if (probe) installProbe(app, probe);
   const server = await serve(app, 0, { isolated });
   const profile = mkdtempSync(join(tmpdir(), 'resq-profile-'));
-  const browser = await launch(profile, { engine });
+  const browser = await launch(profile, { engine, privateWindow });
   const errors = [];
   const newPage = async () => {
     const page = await browser.newPage();
