@@ -10,6 +10,7 @@
 // page differs, so a test runs unchanged in both engines.
 
 import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
 import { mkdtempSync, readFileSync, readdirSync, renameSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -98,7 +99,45 @@ class FirefoxPage {
     return this.puppeteer.url();
   }
   close() {
+    this.bindings?.server.closeAllConnections();
+    this.bindings?.server.close();
     return this.puppeteer.close();
+  }
+  /**
+   * As Playwright's: `window[name](...args)` runs `fn(...args)` here and
+   * resolves with its result. Puppeteer's own exposeFunction (WebDriver BiDi
+   * messages) was seen to lose a call in flight while a worker of the page
+   * was terminated, leaving the page waiting forever; so each call travels
+   * as an HTTP request to a small server of this page instead.
+   */
+  async exposeFunction(name, fn) {
+    if (!this.bindings) {
+      const fns = new Map();
+      const server = createServer((req, res) => {
+        let body = '';
+        req.on('data', (c) => (body += c));
+        req.on('end', async () => {
+          const reply = await Promise.resolve()
+            .then(() => fns.get(decodeURIComponent(req.url.slice(1)))(...JSON.parse(body)))
+            .then((value) => ({ value }), (e) => ({ error: String(e?.message ?? e) }));
+          res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' }).end(JSON.stringify(reply));
+        });
+      });
+      await new Promise((done) => server.listen(0, '127.0.0.1', done));
+      server.unref();
+      this.bindings = { fns, server, url: `http://127.0.0.1:${server.address().port}/` };
+    }
+    this.bindings.fns.set(name, fn);
+    // A text/plain POST is a simple request: no CORS preflight.
+    const install = (name, url) => {
+      globalThis[name] = async (...args) => {
+        const { value, error } = await (await fetch(url + encodeURIComponent(name), { method: 'POST', body: JSON.stringify(args) })).json();
+        if (error !== undefined) throw new Error(error);
+        return value;
+      };
+    };
+    await this.puppeteer.evaluateOnNewDocument(install, name, this.bindings.url);
+    await this.puppeteer.evaluate(install, name, this.bindings.url);
   }
   /** 'pageerror' as it is; 'console' messages typed as Playwright types them ('warning', not 'warn'). */
   on(event, listener) {
@@ -131,16 +170,31 @@ function processTree(pid) {
   return tree;
 }
 
+/** The `-contentproc` processes of Firefox `pid` that render web pages ("… tab" on their command line). */
+function webContentProcesses(pid) {
+  return processTree(pid).filter((p) => {
+    try {
+      // Children of Firefox's fork server rewrite their argv as one string.
+      const command = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+      return / -contentproc /.test(command) && / tab$/.test(command);
+    } catch {
+      return false;
+    }
+  });
+}
+
 /**
  * Starts the browser of `engine` on the profile folder `profile` (kept: a
  * second launch on it sees the first one's OPFS). Returns
  * { context, newPage, kill, close }: `context.newPage()` opens a blank page,
  * `kill()` SIGKILLs every process of this browser (no shutdown, no flush).
  * `privateWindow` (Firefox only): every page is in private browsing.
+ * `quota` (Firefox only, bytes): the storage limit of each site; Chromium
+ * sets an origin's quota per page instead (`lowQuota` of `start()`).
  */
-export async function launch(profile, { engine = ENGINE, privateWindow = false } = {}) {
+export async function launch(profile, { engine = ENGINE, privateWindow = false, quota = null } = {}) {
   if (engine === 'chromium') {
-    if (privateWindow) throw new Error('privateWindow is for Firefox runs');
+    if (privateWindow || quota !== null) throw new Error('privateWindow and a launch-time quota are for Firefox runs');
     const context = await chromium.launchPersistentContext(profile, {
       executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
       args: CHROMIUM_ARGS,
@@ -159,7 +213,13 @@ export async function launch(profile, { engine = ENGINE, privateWindow = false }
     executablePath: process.env.FIREFOX ?? '/usr/bin/firefox-esr',
     headless: true,
     userDataDir: profile,
-    extraPrefsFirefox: { ...FIREFOX_PREFS, 'browser.privatebrowsing.autostart': privateWindow },
+    extraPrefsFirefox: {
+      ...FIREFOX_PREFS,
+      'browser.privatebrowsing.autostart': privateWindow,
+      // Firefox gives each site (eTLD+1) a fifth of the whole temporary
+      // storage limit, which this pref fixes (in KB).
+      ...(quota === null ? {} : { 'dom.quotaManager.temporaryStorage.fixedLimit': Math.round((quota * 5) / 1024) }),
+    },
     // Playwright has no time limit on a call such as evaluate(); a test's
     // own timeout applies instead.
     protocolTimeout: 0,
@@ -182,6 +242,15 @@ export async function launch(profile, { engine = ENGINE, privateWindow = false }
       execFileSync('kill', ['-STOP', ...tree.map(String)]);
       execFileSync('kill', ['-KILL', ...tree.map(String)]);
     },
+    /**
+     * SIGKILLs every web content process: the page's renderer, with its
+     * workers, dies at once, as with Chromium's Page.crash. (Nothing maps a
+     * page to its content process from outside, so other tabs go too.)
+     */
+    crashRenderers() {
+      const pids = webContentProcesses(pid);
+      if (pids.length) execFileSync('kill', ['-KILL', ...pids.map(String)]);
+    },
     close: () => browser.close(),
   };
 }
@@ -192,14 +261,15 @@ export async function launch(profile, { engine = ENGINE, privateWindow = false }
  * `isolated`, pages are cross-origin isolated (SharedArrayBuffer exists).
  * With `probe` (options of tests/e2e/probe-worker.js, `{}` for none),
  * databases run in the probe worker: see `probe()` in util.mjs.
- * `privateWindow`: see `launch()`.
+ * `privateWindow`: see `launch()`. With `quota` (bytes), `lowQuota(page)`
+ * gives the page's origin that storage quota (see below).
  */
-export async function start({ isolated = false, probe = null, engine = ENGINE, privateWindow = false } = {}) {
+export async function start({ isolated = false, probe = null, engine = ENGINE, privateWindow = false, quota = null } = {}) {
   const { app, tarball } = installPackedApp();
   if (probe) installProbe(app, probe);
   const server = await serve(app, 0, { isolated });
   const profile = mkdtempSync(join(tmpdir(), 'resq-profile-'));
-  const browser = await launch(profile, { engine, privateWindow });
+  const browser = await launch(profile, { engine, privateWindow, quota: engine === 'firefox' ? quota : null });
   const errors = [];
   const newPage = async () => {
     const page = await browser.newPage();
@@ -217,6 +287,52 @@ export async function start({ isolated = false, probe = null, engine = ENGINE, p
     page,
     newPage,
     errors,
+    /**
+     * Gives `page`'s origin the `quota` of start(): in Chromium now, through
+     * CDP (Storage.overrideQuotaForOrigin); in Firefox it was set at launch,
+     * and this checks the page sees it. Returns { release() }.
+     */
+    async lowQuota(page) {
+      if (quota === null) throw new Error('lowQuota() needs start({ quota })');
+      if (engine === 'chromium') {
+        const cdp = await page.context().newCDPSession(page);
+        await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(page.url()).origin, quotaSize: quota });
+        return { release: () => cdp.detach() };
+      }
+      const seen = await page.evaluate(async () => (await navigator.storage.estimate()).quota);
+      if (seen !== quota) throw new Error(`the page's storage quota is ${seen} bytes, not ${quota}`);
+      return { release: async () => {} };
+    },
+    /**
+     * A function that crashes `page`'s renderer, with its workers: Chromium's
+     * CDP Page.crash (the session is made now, so the crash is immediate),
+     * or in Firefox a SIGKILL of its web content processes (see launch()).
+     */
+    async crasher(page) {
+      if (engine === 'chromium') {
+        const cdp = await page.context().newCDPSession(page);
+        return () => cdp.send('Page.crash');
+      }
+      return async () => browser.crashRenderers();
+    },
+    /**
+     * The page's JS heap in bytes after a full GC, as { measure(), release() }:
+     * through CDP in Chromium. Firefox lets nothing outside chrome code
+     * collect or read a page's JS heap, so there measure() gives null.
+     */
+    async heapMeter(page) {
+      if (engine === 'chromium') {
+        const cdp = await page.context().newCDPSession(page);
+        return {
+          measure: async () => {
+            await cdp.send('HeapProfiler.collectGarbage');
+            return (await cdp.send('Runtime.getHeapUsage')).usedSize;
+          },
+          release: () => cdp.detach(),
+        };
+      }
+      return { measure: async () => null, release: async () => {} };
+    },
     async close() {
       await browser.close();
       server.close();

@@ -1,6 +1,7 @@
 // Kill trials: the worker is stopped at a random moment (`terminate()`, as
 // a browser under memory pressure does), or the whole renderer crashes
-// (CDP Page.crash), while transactions with 16 KB–8 MB BLOBs, File streams
+// (CDP Page.crash in Chromium; in Firefox, a SIGKILL of its content
+// processes), while transactions with 16 KB–8 MB BLOBs, File streams
 // and staged values are in flight. Then the database is opened again:
 // every acknowledged row is there with its bytes' hash right, integrity_check
 // is ok, and no temp space is left over. `RESQ_KILL_TRIALS` sets the count
@@ -94,8 +95,8 @@ test(`kill trials: ${TRIALS} workers stopped or renderers crashed mid-write; eve
     const page = await h.newPage();
     await keepWorkers(page);
     await page.exposeFunction('resqAck', (id, sum) => acked.set(id, sum));
-    const cdp = await page.context().newCDPSession(page);
-    await page.exposeFunction('resqCrash', () => void cdp.send('Page.crash').catch(() => {}));
+    const crashRenderer = await h.crasher(page);
+    await page.exposeFunction('resqCrash', () => void crashRenderer().catch(() => {}));
     const killAfter = 30 + ((trial * 7919) % 400);
     await workload(page, name, trial + 1, killAfter, crash).catch((e) => {
       if (!crash) throw e;

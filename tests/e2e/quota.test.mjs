@@ -1,5 +1,6 @@
 // A full disk: with the origin's quota set low (CDP
-// Storage.overrideQuotaForOrigin), filling the database fails with
+// Storage.overrideQuotaForOrigin in Chromium, the storage limit preference
+// at launch in Firefox: see lowQuota() in harness.mjs), filling the database fails with
 // RESQ_QUOTA, never a vague I/O error; every acknowledged row is intact;
 // writes succeed again after deletes and VACUUM. Staging into temp space
 // past the quota is RESQ_QUOTA too.
@@ -9,25 +10,19 @@ import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
 
+const QUOTA = 40 << 20;
+
 let h;
 before(async () => {
-  h = await start();
+  h = await start({ quota: QUOTA });
 });
 after(async () => {
   await h?.close();
 });
 
-const QUOTA = 40 << 20;
-
-async function lowQuota(page) {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(page.url()).origin, quotaSize: QUOTA });
-  return cdp;
-}
-
 test('filling the database past the quota is RESQ_QUOTA; acknowledged rows stay intact; deletes and VACUUM make room again', async (t) => {
   const page = await h.newPage();
-  const cdp = await lowQuota(page);
+  const quota = await h.lowQuota(page);
   const r = await inPage(
     page,
     async ({ open, outcome }, name) => {
@@ -66,7 +61,7 @@ test('filling the database past the quota is RESQ_QUOTA; acknowledged rows stay 
     },
     dbName(t),
   );
-  await cdp.detach();
+  await quota.release();
   await page.close();
   assert.ok(r.acked >= 5, `${r.acked} rows fit before the quota`);
   assert.equal(r.failure?.code, 'RESQ_QUOTA', JSON.stringify(r.failure));
@@ -84,7 +79,7 @@ test('filling the database past the quota is RESQ_QUOTA; acknowledged rows stay 
 
 test('staging past the quota is RESQ_QUOTA, and the database is unchanged', async (t) => {
   const page = await h.newPage();
-  const cdp = await lowQuota(page);
+  const quota = await h.lowQuota(page);
   const r = await inPage(
     page,
     async ({ open, outcome }, name) => {
@@ -103,7 +98,7 @@ test('staging past the quota is RESQ_QUOTA, and the database is unchanged', asyn
     },
     dbName(t),
   );
-  await cdp.detach();
+  await quota.release();
   await page.close();
   assert.equal(r.failure?.code, 'RESQ_QUOTA', JSON.stringify(r.failure));
   assert.equal(r.discard.ok, true);

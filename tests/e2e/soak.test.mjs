@@ -3,7 +3,9 @@
 // query), with the worker's wasm memory and the page's JS heap sampled as it
 // goes. After warm-up neither may grow; the wasm memory stays under the
 // 128 MB ceiling. `RESQ_SOAK_OPS` sets the count (npm test: a reduced run;
-// npm run stress: 20,000).
+// npm run stress: 20,000). Firefox offers no way to collect or read a
+// page's JS heap from outside: there the heap check is skipped, the wasm
+// memory checks run.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,14 +24,9 @@ after(async () => {
 });
 
 test(`soak: ${OPS} BLOB puts, gets and deletes of 1 KB–8 MB by every path; wasm memory and page heap stop growing after warm-up`, async (t) => {
-  const cdp = await h.page.context().newCDPSession(h.page);
-  const heap = async () => {
-    await cdp.send('HeapProfiler.collectGarbage');
-    return (await cdp.send('Runtime.getHeapUsage')).usedSize;
-  };
+  const heap = await h.heapMeter(h.page);
   const name = 'soak.db';
-  const samples = [];
-  await h.page.exposeFunction('resqHeap', heap);
+  await h.page.exposeFunction('resqHeap', heap.measure);
   const r = await inPage(
     h.page,
     async ({ open, probe }, { name, ops }) => {
@@ -88,9 +85,12 @@ test(`soak: ${OPS} BLOB puts, gets and deletes of 1 KB–8 MB by every path; was
   const warm = half[0];
   const last = r.samples.at(-1);
   const peakHeap = Math.max(...half.map((s) => s.heap));
-  t.diagnostic(`ops ${OPS}, reads checked ${r.checked}, rows at the end ${r.rows}; wasm memory MB by sample: ${r.samples.map((s) => mb(s.wasm)).join(' ')}; page heap MB (after GC): ${r.samples.map((s) => mb(s.heap)).join(' ')}`);
+  const measured = warm.heap !== null;
+  t.diagnostic(`ops ${OPS}, reads checked ${r.checked}, rows at the end ${r.rows}; wasm memory MB by sample: ${r.samples.map((s) => mb(s.wasm)).join(' ')}; page heap MB (after GC): ${measured ? r.samples.map((s) => mb(s.heap)).join(' ') : 'not measured'}`);
   assert.ok(last.wasm <= CEILING, `wasm memory ${mb(last.wasm)} MB is over the 128 MB ceiling`);
   assert.equal(last.wasm, warm.wasm, `wasm memory grew after warm-up: ${mb(warm.wasm)} → ${mb(last.wasm)} MB`);
-  assert.ok(peakHeap < warm.heap + (32 << 20), `page heap grew after warm-up: ${mb(warm.heap)} → ${mb(peakHeap)} MB`);
-  await cdp.detach();
+  await t.test('the page heap stops growing after warm-up', { skip: !measured && `${h.engine}: nothing outside the browser can collect or read a page's JS heap (CDP only)` }, () => {
+    assert.ok(peakHeap < warm.heap + (32 << 20), `page heap grew after warm-up: ${mb(warm.heap)} → ${mb(peakHeap)} MB`);
+  });
+  await heap.release();
 });
