@@ -5,13 +5,14 @@
 use super::handle::{BlobHandle, Statement};
 use crate::codec::{Error, Result};
 use sqlite_wasm_rs as ffi;
-use std::ffi::{c_char, c_int, CStr, CString};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::ptr;
 
 pub struct Conn {
     raw: *mut ffi::sqlite3,
     /// On OPFS, SQLite's "disk is full" means the origin's storage quota ran
-    /// out (the pool VFS reports a `QuotaExceededError` as SQLITE_FULL).
+    /// out (the pool VFS reports a `QuotaExceededError` as SQLITE_FULL), and
+    /// so does a short write (see [`Conn::short_write`]).
     quota: bool,
 }
 
@@ -47,10 +48,33 @@ impl Conn {
             let msg = CStr::from_ptr(ffi::sqlite3_errmsg(self.raw)).to_string_lossy().into_owned();
             (if code & 0xff == rc & 0xff { code } else { rc }, msg)
         };
-        if self.quota && errno & 0xff == ffi::SQLITE_FULL {
+        if self.quota && (errno & 0xff == ffi::SQLITE_FULL || (errno == ffi::SQLITE_IOERR_WRITE && self.short_write())) {
             return Error::Quota(format!("the origin's storage quota is used up; free space (delete rows, then VACUUM) or ask for more with navigator.storage.persist() (SQLite: {message})"));
         }
         Error::Sqlite { errno, message }
+    }
+
+    /// Whether the VFS's last error was a short write. Firefox reports a used-up
+    /// quota on a sync access handle by writing fewer bytes (none) where the
+    /// standard, and Chromium, throw `QuotaExceededError`; the pool VFS calls
+    /// that a short write (SQLITE_IOERR_WRITE), which SQLite's own unix VFS
+    /// also takes for a full disk. The VFS keeps its last error for
+    /// `xGetLastError`.
+    fn short_write(&self) -> bool {
+        let mut vfs: *mut ffi::sqlite3_vfs = ptr::null_mut();
+        let main = c"main";
+        // SAFETY: the handle is open; the VFS pointer SQLite gives is live
+        // while it is; xGetLastError writes at most `buf.len()` bytes, NUL included.
+        unsafe {
+            let rc = ffi::sqlite3_file_control(self.raw, main.as_ptr(), ffi::SQLITE_FCNTL_VFS_POINTER, (&raw mut vfs).cast::<c_void>());
+            if rc != ffi::SQLITE_OK || vfs.is_null() {
+                return false;
+            }
+            let Some(last_error) = (*vfs).xGetLastError else { return false };
+            let mut buf = [0 as c_char; 128];
+            last_error(vfs, buf.len() as c_int, buf.as_mut_ptr());
+            CStr::from_ptr(buf.as_ptr()).to_bytes().starts_with(b"write file: expected")
+        }
     }
 
     /// Prepares the first statement of `sql`; returns it (`None` if the SQL
