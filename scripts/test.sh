@@ -4,8 +4,8 @@
 #   2. wasm-bindgen-test: the engine in Node (memory) and in a dedicated
 #      worker in headless Chromium (OPFS)
 #   3. e2e: the packed npm package, imported by a page, in Chromium
-#      (Playwright) and, with RESQ_ENGINES="chromium firefox", Firefox ESR
-#      (Puppeteer, WebDriver BiDi); each engine's counts are printed
+#      (Playwright) and then Firefox ESR (Puppeteer, WebDriver BiDi); each
+#      engine's counts are printed (RESQ_ENGINES=chromium: Chromium only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,10 +38,10 @@ counts() {
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
-# Engines for the e2e layer: RESQ_ENGINES="chromium firefox" runs both.
-# Chromium alone by default until a whole run in Firefox is green from a
-# clean clone (the Firefox harness landed with per-file runs only).
-engines="${RESQ_ENGINES:-chromium}"
+# Engines for the e2e layer, both by default; RESQ_ENGINES=chromium (or
+# firefox) runs one. Both always run, so one engine's failure does not
+# hide the other's result.
+engines="${RESQ_ENGINES:-chromium firefox}"
 rc=0
 for engine in $engines; do
   echo "== 3/3 e2e: the packed package in $engine"
