@@ -5,7 +5,9 @@
 // nothing); BLOB writes of random sizes by every path (bytes, a File below
 // and above the stream limit, a staged value); ranged reads and streams;
 // close and reopen. On OPFS and in memory. `RESQ_MODEL_OPS` sets the
-// operations per storage (npm test: a reduced run; npm run stress: 50,000).
+// operations per storage (npm test: a reduced run; npm run stress: 50,000),
+// `RESQ_MODEL_REOPEN` the share of them that close and reopen (3%; a
+// reopen starts a worker, which costs as much as forty other operations).
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +16,7 @@ import { inPage, dbName } from './util.mjs';
 
 const OPS = Number(process.env.RESQ_MODEL_OPS ?? 600);
 const SEED = Number(process.env.RESQ_MODEL_SEED ?? 20261130);
+const REOPEN = Number(process.env.RESQ_MODEL_REOPEN ?? 0.03);
 
 let h;
 before(async () => {
@@ -26,7 +29,7 @@ after(async () => {
 async function run(name, storage, seed) {
   return inPage(
     h.page,
-    async ({ open }, { name, storage, seed, ops }) => {
+    async ({ open }, { name, storage, seed, ops, reopen }) => {
       let x = seed >>> 0;
       const rand = () => {
         x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
@@ -42,7 +45,12 @@ async function run(name, storage, seed) {
       };
       // Sizes: mostly small, some overflow pages, a few above the 4 MB stream limit.
       const size = () => (rand() < 0.01 ? (4 << 20) + pick(1 << 20) : Math.round(64 * 4096 ** rand()));
-      const same = (a, b) => a === b || (a instanceof Uint8Array && b instanceof Uint8Array && a.length === b.length && a.every((v, i) => v === b[i]));
+      const same = (a, b) => {
+        if (a === b) return true;
+        if (!(a instanceof Uint8Array && b instanceof Uint8Array && a.length === b.length)) return false;
+        for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+        return true;
+      };
       const model = new Map(); // id → { n, data }
       const options = storage === 'memory' ? { storage } : {};
       let db = await open(name, options);
@@ -72,7 +80,8 @@ async function run(name, storage, seed) {
       };
       const writes = { insert: 0, update: 0, delete: 0, tx: 0, rollback: 0, batch: 0, read: 0, reopen: 0 };
       for (step = 0; step < ops; step++) {
-        const r = rand();
+        // r picks the operation: below 0.97 by the ranges below, 1 = reopen.
+        const r = rand() < reopen ? 1 : 0.97 * rand();
         const id = 1 + pick(40);
         if (r < 0.25) {
           op = 'insert';
@@ -178,7 +187,7 @@ async function run(name, storage, seed) {
       await db.close();
       return { ops, rows: model.size, writes, integrity: ok };
     },
-    { name, storage, seed, ops: OPS },
+    { name, storage, seed, ops: OPS, reopen: REOPEN },
   );
 }
 
