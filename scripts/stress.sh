@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The full forms of the reliability suites (power loss, kill trials, model
-# check, full disk); writes tests/stress/results/latest.md. Installs what is
-# missing and builds first, like `npm test`.
+# The full forms of the reliability suites (power loss, full disk, soak,
+# kill trials, model check, hostile inputs, property tests of the core);
+# writes tests/stress/results/latest.md. Installs what is missing and
+# builds first, like `npm test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
