@@ -9,7 +9,8 @@
 //!   execute/query/batch loops, savepoints. Rust values only.
 //! - `streams`: `Blob`/`File` parameters streamed into their cells.
 //! - `reads`: ranged reads of stored BLOBs, `blobStream` sessions.
-//! - `conn`: the SQLite handle: errors, prepare, step, blob open.
+//! - `conn`: the SQLite handle: errors, prepare (with the authorizer
+//!   listening, when asked), step, blob open.
 //! - `handle`: owners that finalize statements and close blob handles.
 
 mod conn;

@@ -65,31 +65,14 @@ pub struct Footprint {
     trigger_reads: Vec<(String, String)>,
 }
 
-unsafe extern "C" fn on_authorize(
-    ctx: *mut c_void,
-    action: c_int,
-    a: *const c_char,
-    b: *const c_char,
-    db: *const c_char,
-    trigger: *const c_char,
-) -> c_int {
-    let f = &mut *(ctx as *mut Footprint);
-    let s = |p: *const c_char| if p.is_null() { String::new() } else { CStr::from_ptr(p).to_string_lossy().into_owned() };
-    match action {
-        ffi::SQLITE_INSERT | ffi::SQLITE_UPDATE => f.writes.push((s(db), s(a), trigger.is_null())),
-        ffi::SQLITE_READ if !trigger.is_null() => f.trigger_reads.push((s(a), s(b))),
-        _ => {}
-    }
-    ffi::SQLITE_OK
-}
-
 /// Prepares the one statement of `sql` while noting its [`Footprint`].
 pub fn prepare(conn: &Conn, sql: &str) -> Result<(Statement, Footprint)> {
     let mut footprint = Footprint::default();
-    unsafe { ffi::sqlite3_set_authorizer(conn.raw(), Some(on_authorize), &mut footprint as *mut Footprint as *mut c_void) };
-    let prepared = conn.prepare(sql, 0);
-    unsafe { ffi::sqlite3_set_authorizer(conn.raw(), None, ptr::null_mut()) };
-    let (stmt, tail) = prepared?;
+    let (stmt, tail) = conn.prepare_noting(sql, 0, &mut |x| match x.action {
+        ffi::SQLITE_INSERT | ffi::SQLITE_UPDATE => footprint.writes.push((x.db.to_owned(), x.a.to_owned(), x.inner.is_none())),
+        ffi::SQLITE_READ if x.inner.is_some() => footprint.trigger_reads.push((x.a.to_owned(), x.b.to_owned())),
+        _ => {}
+    })?;
     let one = "with parameters, execute takes exactly one statement (run a script without parameters)";
     match stmt {
         Some(stmt) if crate::codec::sql::is_blank(tail) => Ok((stmt, footprint)),
