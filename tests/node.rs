@@ -563,3 +563,44 @@ async fn wasm_memory_stays_bounded_with_large_blobs() {
     // (the test's own, the bound parameter, SQLite's pages, the JSON text).
     assert!(sizes[REPS - 1] - start <= (10 * SIZE) as f64, "before: {start}, after: {sizes:?}");
 }
+
+// ------------------------------------------------------------ the hooks
+
+/// A new in-memory database with this schema.
+async fn open_with(schema: &str) -> Connection {
+    let mut db = open_mem(1024.0).await;
+    exec(&mut db, schema, JsValue::UNDEFINED);
+    db
+}
+
+#[wasm_bindgen_test]
+async fn blob_stream_expires_on_delete_without_where() {
+    // `DELETE FROM t` without WHERE deletes row by row while a pre-update
+    // hook is registered, so the update hook sees the stream's row go.
+    let mut db = open_with("CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB)").await;
+    exec(&mut db, "INSERT INTO t VALUES (1, ?)", params(&[bytes(&[1; 64])]));
+    let s = db.blob_stream_open("t", "data", num(1.0), None, None).expect("blobStreamOpen");
+    assert_eq!(db.blob_stream_read(s[0] as u32, 0.0, 32.0).expect("first half").to_vec(), [1; 32]);
+    exec(&mut db, "DELETE FROM t", JsValue::UNDEFINED);
+    let e = db.blob_stream_read(s[0] as u32, 32.0, 32.0).expect_err("the value it began on is gone");
+    let (code, errno, _) = error_parts(&e);
+    assert_eq!((code.as_str(), errno), ("SQLITE_ABORT", Some(4.0)));
+}
+
+#[wasm_bindgen_test]
+async fn blob_stream_expires_when_a_failed_statement_rolls_back() {
+    // No ROLLBACK statement: INSERT OR ROLLBACK ends the transaction itself,
+    // and only the rollback hook tells the session, whose value goes back
+    // from 2s to 1s under it.
+    let mut db = open_with("CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB)").await;
+    exec(&mut db, "INSERT INTO t VALUES (1, ?)", params(&[bytes(&[1; 64])]));
+    exec(&mut db, "BEGIN", JsValue::UNDEFINED);
+    exec(&mut db, "UPDATE t SET data = ? WHERE id = 1", params(&[bytes(&[2; 64])]));
+    let s = db.blob_stream_open("t", "data", num(1.0), None, None).expect("blobStreamOpen");
+    assert_eq!(db.blob_stream_read(s[0] as u32, 0.0, 32.0).expect("first half").to_vec(), [2; 32]);
+    assert!(db.execute("INSERT OR ROLLBACK INTO t VALUES (1, NULL)", JsValue::UNDEFINED).is_err());
+    let e = db.blob_stream_read(s[0] as u32, 32.0, 32.0).expect_err("the value it began on was rolled back");
+    assert_eq!(error_parts(&e).0, "SQLITE_ABORT");
+    // (Checked last: its ROLLBACK would tell the session too.)
+    assert_no_transaction(&mut db);
+}

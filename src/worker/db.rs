@@ -9,6 +9,7 @@
 
 use super::conn::Conn;
 use super::handle::Statement;
+use super::hooks::Hooks;
 use super::reads::Reads;
 use super::streams::{self, Stream, Streamed};
 use crate::codec::json::{encoded_key, JsonWriter};
@@ -96,13 +97,15 @@ const SCRIPT: Savepoint = Savepoint { begin: "SAVEPOINT resq_script", release: "
 const BATCH: Savepoint = Savepoint { begin: "SAVEPOINT resq_batch", release: "RELEASE resq_batch", rollback: "ROLLBACK TO resq_batch" };
 const STREAM: Savepoint = Savepoint { begin: "SAVEPOINT resq_stream", release: "RELEASE resq_stream", rollback: "ROLLBACK TO resq_stream" };
 
-// Field order is drop order: statements and blob handles before the connection.
+// Field order is drop order: statements and blob handles before the
+// connection. The hooks are removed first, by `Drop`.
 pub struct Db {
     cache: Vec<Cached>,
     /// Target cells of a streaming `execute`, between its statement and
     /// [`Db::stream_end`].
     streams: Vec<Stream>,
     reads: Reads,
+    hooks: Hooks,
     arena: Arena,
     pub json: JsonWriter,
     pub fixups: Fixups,
@@ -120,10 +123,13 @@ impl Db {
     /// connection's stream placeholders its own (any random number).
     pub fn open(name: &str, vfs: Option<&str>, blob_threshold: usize, seed: u64) -> Result<Db> {
         let conn = Conn::open(name, vfs)?;
+        let reads = Reads::new();
+        let hooks = Hooks::install(&conn, reads.sessions());
         let mut db = Db {
             cache: Vec::new(),
             streams: Vec::new(),
-            reads: Reads::new(&conn),
+            reads,
+            hooks,
             arena: Arena::default(),
             json: JsonWriter::default(),
             fixups: Fixups::default(),
@@ -294,7 +300,8 @@ impl Db {
             self.arena.clear();
             let labels = bind(&parameter_names(&stmt), &mut self.arena)?;
             let streamed = bind_arena(&self.conn, stmt.raw(), &self.arena, &mut self.placeholders, labels)?;
-            let ran = streams::run(&self.conn, &stmt, &footprint, &streamed);
+            let (conn, hooks) = (&self.conn, &self.hooks);
+            let ran = streams::run(conn, &footprint, &streamed, |watch| hooks.watching(watch, || conn.step_all(stmt.raw())));
             let figures = self.conn.figures();
             ran.map(|s| (s, figures))
         })();
@@ -527,9 +534,18 @@ impl Db {
         if !self.streams.is_empty() {
             let _ = self.stream_end(false);
         }
-        self.reads.detach(&self.conn);
+        self.reads.drop_handle();
+        self.hooks.remove(&self.conn);
         self.cache.clear();
         self.conn.close()
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        // Closing a connection rolls back its open transaction, which would
+        // call the rollback hook after its listeners are gone.
+        self.hooks.remove(&self.conn);
     }
 }
 
