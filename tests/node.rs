@@ -564,12 +564,23 @@ async fn wasm_memory_stays_bounded_with_large_blobs() {
     assert!(sizes[REPS - 1] - start <= (10 * SIZE) as f64, "before: {start}, after: {sizes:?}");
 }
 
-// ------------------------------------------------------------ the hooks
+// ------------------------------------------------------- live queries
 
-/// A new in-memory database with this schema.
+/// A JS array of strings as a `Vec`.
+fn strings(a: &Array) -> Vec<String> {
+    a.iter().map(|s| s.as_string().expect("a string")).collect()
+}
+
+/// `takeChanged` as a `Vec`.
+fn taken(db: &mut Connection) -> Vec<String> {
+    strings(&db.take_changed())
+}
+
+/// A new in-memory database with this schema, its DDL already taken.
 async fn open_with(schema: &str) -> Connection {
     let mut db = open_mem(1024.0).await;
     exec(&mut db, schema, JsValue::UNDEFINED);
+    db.take_changed();
     db
 }
 
@@ -603,4 +614,202 @@ async fn blob_stream_expires_when_a_failed_statement_rolls_back() {
     assert_eq!(error_parts(&e).0, "SQLITE_ABORT");
     // (Checked last: its ROLLBACK would tell the session too.)
     assert_no_transaction(&mut db);
+}
+
+#[wasm_bindgen_test]
+async fn take_changed_names_committed_tables_once() {
+    let mut db = open_with("CREATE TABLE t(id INTEGER PRIMARY KEY, x); CREATE TABLE Photos(id INTEGER PRIMARY KEY, x)").await;
+    assert_eq!(taken(&mut db), Vec::<String>::new());
+    exec(&mut db, "INSERT INTO t(x) VALUES (?)", params(&[num(1.0)]));
+    assert_eq!(taken(&mut db), ["t"]);
+    assert_eq!(taken(&mut db), Vec::<String>::new(), "taken once");
+    exec(&mut db, "UPDATE t SET x = 2", JsValue::UNDEFINED);
+    assert_eq!(taken(&mut db), ["t"]);
+    exec(&mut db, "DELETE FROM t WHERE id = 1", JsValue::UNDEFINED);
+    assert_eq!(taken(&mut db), ["t"]);
+    // Lowercased, sorted, each once; nothing until the commit.
+    exec(&mut db, "BEGIN", JsValue::UNDEFINED);
+    exec(&mut db, "INSERT INTO PHOTOS(x) VALUES (1)", JsValue::UNDEFINED);
+    exec(&mut db, "INSERT INTO t(x) VALUES (1), (2)", JsValue::UNDEFINED);
+    exec(&mut db, "INSERT INTO photos(x) VALUES (2)", JsValue::UNDEFINED);
+    assert_eq!(taken(&mut db), Vec::<String>::new(), "not committed yet");
+    exec(&mut db, "COMMIT", JsValue::UNDEFINED);
+    assert_eq!(taken(&mut db), ["photos", "t"]);
+    // Reads and statements that change no row name nothing.
+    json_of(&mut db, "SELECT * FROM t");
+    exec(&mut db, "UPDATE t SET x = 0 WHERE id = 99", JsValue::UNDEFINED);
+    assert_eq!(taken(&mut db), Vec::<String>::new());
+    // Batches and scripts commit like the rest.
+    let sets: Array = [1.0, 2.0].iter().map(|x| params(&[num(*x)])).collect();
+    db.execute_batch("INSERT INTO t(x) VALUES (?)", sets.into()).expect("batch");
+    assert_eq!(taken(&mut db), ["t"]);
+    exec(&mut db, "INSERT INTO photos(x) VALUES (3); DELETE FROM t WHERE x = 1", JsValue::UNDEFINED);
+    assert_eq!(taken(&mut db), ["photos", "t"]);
+}
+
+#[wasm_bindgen_test]
+async fn take_changed_leaves_out_what_rolled_back() {
+    let mut db = open_with("CREATE TABLE t(id INTEGER PRIMARY KEY, x UNIQUE); CREATE TABLE u(x); CREATE TABLE z(x); INSERT INTO t VALUES (1, 1)").await;
+    // Nothing is named before a commit anyway: the next commit, of `z`
+    // only, shows whether anything undone was left pending.
+    let next_commit = |db: &mut Connection, what: &str| {
+        assert_eq!(taken(db), Vec::<String>::new(), "{what}");
+        exec(db, "INSERT INTO z VALUES (1)", JsValue::UNDEFINED);
+        assert_eq!(taken(db), ["z"], "{what}: then a commit of z");
+    };
+    exec(&mut db, "BEGIN; INSERT INTO t(x) VALUES (2); INSERT INTO u VALUES (1); ROLLBACK", JsValue::UNDEFINED);
+    next_commit(&mut db, "ROLLBACK");
+    exec(&mut db, "BEGIN", JsValue::UNDEFINED);
+    exec(&mut db, "INSERT INTO u VALUES (1)", JsValue::UNDEFINED);
+    exec(&mut db, "ROLLBACK", JsValue::UNDEFINED);
+    next_commit(&mut db, "ROLLBACK as a call of its own");
+    // In autocommit mode, a statement that fails after changing a row: the
+    // row (3) went in before the duplicate (1) failed.
+    assert!(db.execute("INSERT INTO t(x) VALUES (3), (1)", JsValue::UNDEFINED).is_err());
+    next_commit(&mut db, "failed statement");
+    // A batch and a script that fail are undone, in autocommit mode and in
+    // a transaction that then commits.
+    let sets: Array = [4.0, 1.0].iter().map(|x| params(&[num(*x)])).collect();
+    assert!(db.execute_batch("INSERT INTO t(x) VALUES (?)", sets.clone().into()).is_err());
+    next_commit(&mut db, "failed batch");
+    assert!(db.execute("INSERT INTO u VALUES (1); INSERT INTO t(x) VALUES (1)", JsValue::UNDEFINED).is_err());
+    next_commit(&mut db, "failed script");
+    exec(&mut db, "BEGIN", JsValue::UNDEFINED);
+    assert!(db.execute_batch("INSERT INTO t(x) VALUES (?)", sets.into()).is_err());
+    assert!(db.execute("INSERT INTO u VALUES (1); INSERT INTO t(x) VALUES (1)", JsValue::UNDEFINED).is_err());
+    exec(&mut db, "COMMIT", JsValue::UNDEFINED);
+    assert_eq!(taken(&mut db), Vec::<String>::new(), "failed batch and script in a committed transaction");
+    // What did commit is still named: INSERT OR FAIL keeps the rows before
+    // the failing one.
+    assert!(db.execute("INSERT OR FAIL INTO t(x) VALUES (5), (1)", JsValue::UNDEFINED).is_err());
+    assert_eq!(taken(&mut db), ["t"]);
+}
+
+#[wasm_bindgen_test]
+async fn take_changed_sees_every_kind_of_row_change() {
+    let mut db = open_with(concat!(
+        "PRAGMA foreign_keys = ON;",
+        "CREATE TABLE kv(k TEXT PRIMARY KEY, v) WITHOUT ROWID;",
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, x UNIQUE);",
+        "CREATE TABLE log(what);",
+        "CREATE TRIGGER t_log AFTER INSERT ON t BEGIN INSERT INTO log VALUES ('insert'); END;",
+        "CREATE TABLE parent(id INTEGER PRIMARY KEY);",
+        "CREATE TABLE child(id INTEGER PRIMARY KEY, parent REFERENCES parent(id) ON DELETE CASCADE);",
+        "INSERT INTO parent VALUES (1); INSERT INTO child VALUES (1, 1);",
+    ))
+    .await;
+    // Each statement in turn, and the tables it must name; every case runs,
+    // and the wrong ones are listed together.
+    let cases: &[(&str, &[&str])] = &[
+        ("INSERT INTO kv VALUES ('a', 1), ('b', 2)", &["kv"]),
+        ("UPDATE kv SET v = 3 WHERE k = 'a'", &["kv"]),
+        // DELETE without WHERE, which SQLite would otherwise do by erasing
+        // the table's pages, unseen.
+        ("DELETE FROM kv", &["kv"]),
+        // A trigger's writes.
+        ("INSERT INTO t(x) VALUES (1), (2)", &["log", "t"]),
+        ("DELETE FROM log", &["log"]),
+        ("DELETE FROM t", &["t"]),
+        // UPSERT, inserting and then updating.
+        ("INSERT INTO kv VALUES ('a', 1) ON CONFLICT(k) DO UPDATE SET v = v + 1", &["kv"]),
+        ("INSERT INTO kv VALUES ('a', 1) ON CONFLICT(k) DO UPDATE SET v = v + 1", &["kv"]),
+        // REPLACE deleting the row in its way (checked below).
+        ("INSERT INTO t VALUES (1, 1), (2, 2)", &["log", "t"]),
+        ("REPLACE INTO t VALUES (3, 1)", &["log", "t"]),
+        // A foreign key's ON DELETE CASCADE (checked below).
+        ("DELETE FROM parent WHERE id = 1", &["child", "parent"]),
+        // Tables outside `main` are not named.
+        ("CREATE TEMP TABLE scratch(x); INSERT INTO scratch VALUES (1)", &["sqlite_schema"]),
+        ("INSERT INTO scratch VALUES (2)", &[]),
+    ];
+    let mut wrong = Vec::new();
+    for (sql, want) in cases {
+        exec(&mut db, sql, JsValue::UNDEFINED);
+        let got = taken(&mut db);
+        if got != *want {
+            wrong.push(format!("{sql}: {got:?}, not {want:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    assert_eq!(json_of(&mut db, "SELECT id FROM t ORDER BY id"), r#"[{"id":2},{"id":3}]"#, "REPLACE deleted row 1");
+    assert_eq!(scalar(&mut db, "SELECT count(*) AS n FROM child"), "0", "the cascade deleted the child");
+}
+
+#[wasm_bindgen_test]
+async fn take_changed_through_savepoints() {
+    let mut db = open_with("CREATE TABLE t(x); CREATE TABLE u(x)").await;
+    // A savepoint outside a transaction is one: its RELEASE commits.
+    exec(&mut db, "SAVEPOINT a", JsValue::UNDEFINED);
+    exec(&mut db, "INSERT INTO t VALUES (1)", JsValue::UNDEFINED);
+    assert_eq!(taken(&mut db), Vec::<String>::new());
+    exec(&mut db, "RELEASE a", JsValue::UNDEFINED);
+    assert_eq!(taken(&mut db), ["t"]);
+    // Released inside a transaction: named when the transaction commits.
+    exec(&mut db, "BEGIN; SAVEPOINT a; INSERT INTO t VALUES (2); RELEASE a", JsValue::UNDEFINED);
+    assert_eq!(taken(&mut db), Vec::<String>::new());
+    exec(&mut db, "COMMIT", JsValue::UNDEFINED);
+    assert_eq!(taken(&mut db), ["t"]);
+    // A savepoint rolled back, then the transaction rolled back: nothing,
+    // then or at the next commit.
+    exec(&mut db, "BEGIN; SAVEPOINT a; INSERT INTO u VALUES (1); ROLLBACK TO a; RELEASE a; ROLLBACK", JsValue::UNDEFINED);
+    exec(&mut db, "INSERT INTO t VALUES (0)", JsValue::UNDEFINED);
+    assert_eq!(taken(&mut db), ["t"]);
+    // ROLLBACK TO a savepoint of the caller's own fires no hook: its table
+    // stays pending and is named though no row of it changed in the end (a
+    // spurious name, documented; the watcher's hash comparison absorbs it).
+    exec(&mut db, "BEGIN; INSERT INTO t VALUES (3); SAVEPOINT a; INSERT INTO u VALUES (1); ROLLBACK TO a; COMMIT", JsValue::UNDEFINED);
+    assert_eq!(taken(&mut db), ["t", "u"]);
+    assert_eq!(scalar(&mut db, "SELECT count(*) AS n FROM u"), "0");
+}
+
+#[wasm_bindgen_test]
+async fn take_changed_names_sqlite_schema_for_ddl() {
+    let mut db = open_with("CREATE TABLE t(x); INSERT INTO t VALUES (1)").await;
+    let check = |db: &mut Connection, sql: &str, want: &[&str]| {
+        exec(db, sql, JsValue::UNDEFINED);
+        assert_eq!(taken(db), want, "{sql}");
+    };
+    check(&mut db, "CREATE TABLE d(x)", &["sqlite_schema"]);
+    check(&mut db, "ALTER TABLE t ADD COLUMN y", &["sqlite_schema"]);
+    check(&mut db, "CREATE INDEX ti ON t(x)", &["sqlite_schema"]);
+    // DROP TABLE erases the table's pages: no row hook fires.
+    check(&mut db, "DROP TABLE t", &["sqlite_schema"]);
+    // Through query() too, and with rows: both named.
+    db.query("CREATE TABLE q AS SELECT 1 AS x", JsValue::UNDEFINED).expect("query runs DDL");
+    assert_eq!(taken(&mut db), ["sqlite_schema"]);
+    check(&mut db, "BEGIN; CREATE TABLE r(x); INSERT INTO d VALUES (1); COMMIT", &["d", "sqlite_schema"]);
+    // Undone DDL is not named, then or at the next commit.
+    check(&mut db, "BEGIN; DROP TABLE d; ROLLBACK", &[]);
+    check(&mut db, "INSERT INTO d VALUES (2)", &["d"]);
+    assert!(db.execute("DROP TABLE q; DROP TABLE nope", JsValue::UNDEFINED).is_err());
+    check(&mut db, "INSERT INTO d VALUES (3)", &["d"]);
+    assert_eq!(json_of(&mut db, "SELECT name FROM sqlite_schema WHERE name = 'q'"), r#"[{"name":"q"}]"#);
+}
+
+/// A `Blob` of `size` zero bytes, for the streaming `execute`.
+fn zero_blob(size: usize) -> web_sys::Blob {
+    let parts: Array = [Uint8Array::new_with_length(size as u32)].iter().collect();
+    web_sys::Blob::new_with_u8_array_sequence(&parts).expect("a Blob")
+}
+
+#[wasm_bindgen_test]
+async fn take_changed_names_a_streamed_write_once_it_commits() {
+    const SIZE: usize = resq_wasm::codec::stream::STREAM_LIMIT as usize;
+    let mut db = open_with("CREATE TABLE media(id INTEGER PRIMARY KEY, data BLOB)").await;
+    let chunk: Vec<u8> = (0..SIZE / 4).map(|i| (i % 251) as u8).collect();
+    let write = |db: &mut Connection, ok: bool| {
+        let r = exec(db, "INSERT INTO media(data) VALUES (?)", params(&[zero_blob(SIZE).into()]));
+        assert_eq!(get(&r, "streams").dyn_into::<Array>().expect("the value streams").length(), 1);
+        assert_eq!(taken(db), Vec::<String>::new(), "its savepoint is open");
+        for k in 0..4 {
+            db.stream_write(0, (k * chunk.len()) as f64, &chunk).expect("streamWrite");
+        }
+        db.stream_end(ok).expect("streamEnd");
+    };
+    write(&mut db, true);
+    assert_eq!(taken(&mut db), ["media"]);
+    assert_eq!(scalar(&mut db, "SELECT length(data) AS n FROM media"), SIZE.to_string());
+    write(&mut db, false);
+    assert_eq!(taken(&mut db), Vec::<String>::new(), "a streamed write that did not end well is undone");
+    assert_eq!(scalar(&mut db, "SELECT count(*) AS n FROM media"), "1");
 }

@@ -12,6 +12,7 @@ use super::handle::Statement;
 use super::hooks::Hooks;
 use super::reads::Reads;
 use super::streams::{self, Stream, Streamed};
+use crate::codec::changes::{Mark, SCHEMA};
 use crate::codec::json::{encoded_key, JsonWriter};
 use crate::codec::params::{plan, Supplied};
 use crate::codec::stream::Placeholders;
@@ -44,6 +45,8 @@ struct Cached {
     names: Vec<Option<String>>,
     /// Result columns as last seen, with their encoded JSON keys.
     columns: Columns,
+    /// DDL (see [`sql::changes_schema`]).
+    changes_schema: bool,
 }
 
 /// A statement's result columns, kept between calls so a query encodes its
@@ -104,6 +107,8 @@ pub struct Db {
     /// Target cells of a streaming `execute`, between its statement and
     /// [`Db::stream_end`].
     streams: Vec<Stream>,
+    /// Where the streaming `execute`'s savepoint began.
+    stream_mark: Mark,
     reads: Reads,
     hooks: Hooks,
     arena: Arena,
@@ -128,6 +133,7 @@ impl Db {
         let mut db = Db {
             cache: Vec::new(),
             streams: Vec::new(),
+            stream_mark: Mark::default(),
             reads,
             hooks,
             arena: Arena::default(),
@@ -169,16 +175,29 @@ impl Db {
         }
         let names = parameter_names(&stmt);
         self.cache.truncate(CACHE_SIZE - 1);
-        self.cache.insert(0, Cached { sql: sql.to_owned(), stmt, names, columns: Columns::default() });
+        let changes_schema = sql::changes_schema(sql);
+        self.cache.insert(0, Cached { sql: sql.to_owned(), stmt, names, columns: Columns::default(), changes_schema });
         Ok(Some(0))
     }
 
-    /// Binds one call's values to cached statement `at` (see [`Bind`]).
-    /// Returns what streams (nothing unless `Value::Streamed` was bound).
+    /// Binds one call's values to cached statement `at` (see [`Bind`]),
+    /// which then runs. Returns what streams (nothing unless
+    /// `Value::Streamed` was bound).
     fn bind(&mut self, at: usize, bind: &mut Bind) -> Result<Vec<Streamed>> {
         self.arena.clear();
         let labels = bind(&self.cache[at].names, &mut self.arena)?;
-        bind_arena(&self.conn, self.cache[at].stmt.raw(), &self.arena, &mut self.placeholders, labels)
+        let streamed = bind_arena(&self.conn, self.cache[at].stmt.raw(), &self.arena, &mut self.placeholders, labels)?;
+        self.before_step(self.cache[at].changes_schema);
+        Ok(streamed)
+    }
+
+    /// Call before a user statement steps, with whether it is DDL. No hook
+    /// sees the schema table written, so its change is marked here, pending
+    /// in the statement's transaction like the rows the hooks report.
+    fn before_step(&self, changes_schema: bool) {
+        if changes_schema {
+            self.hooks.changes().changed(SCHEMA);
+        }
     }
 
     /// Resets a cached statement and drops its bindings (every path).
@@ -199,12 +218,22 @@ impl Db {
         r
     }
 
-    /// Ends savepoint `sp`: releases it when `result` is a success (undoing
-    /// it if the release itself fails, as a deferred foreign key can), else
-    /// rolls it back. The one place a savepoint ends.
-    fn end_savepoint<T>(&mut self, sp: &Savepoint, result: Result<T>) -> Result<T> {
+    /// Begins savepoint `sp`; the mark is for [`Db::end_savepoint`].
+    fn begin_savepoint(&mut self, sp: &Savepoint) -> Result<Mark> {
+        let mark = self.hooks.changes().mark();
+        self.exec_simple(sp.begin)?;
+        Ok(mark)
+    }
+
+    /// Ends savepoint `sp`, begun at `mark`: releases it when `result` is a
+    /// success (undoing it if the release itself fails, as a deferred
+    /// foreign key can), else rolls it back. The one place a savepoint ends.
+    fn end_savepoint<T>(&mut self, sp: &Savepoint, mark: Mark, result: Result<T>) -> Result<T> {
         let result = result.and_then(|v| self.exec_simple(sp.release).map(|_| v));
         if result.is_err() {
+            // Before the release, which commits when the savepoint was the
+            // transaction.
+            self.hooks.changes().rolled_back_to(mark);
             // Best effort: if SQLite already rolled the transaction back
             // (some errors do), these fail harmlessly.
             let _ = self.exec_simple(sp.rollback);
@@ -216,9 +245,9 @@ impl Db {
 
     /// Runs `f` inside savepoint `sp`: all of it, or nothing.
     fn in_savepoint<T>(&mut self, sp: &Savepoint, f: impl FnOnce(&mut Db) -> Result<T>) -> Result<T> {
-        self.exec_simple(sp.begin)?;
+        let mark = self.begin_savepoint(sp)?;
         let result = f(self);
-        self.end_savepoint(sp, result)
+        self.end_savepoint(sp, mark, result)
     }
 
     /// Marks the calls that follow as run for a `transaction()` callback, or
@@ -294,7 +323,7 @@ impl Db {
     /// A statement with streamed values, prepared afresh so the authorizer
     /// sees what it writes; its savepoint stays open until [`Db::stream_end`].
     fn execute_streaming(&mut self, sql: &str, bind: &mut Bind) -> Result<Figures> {
-        self.exec_simple(STREAM.begin)?;
+        let mark = self.begin_savepoint(&STREAM)?;
         let run = (|| {
             let (stmt, footprint) = streams::prepare(&self.conn, sql)?;
             self.arena.clear();
@@ -308,12 +337,13 @@ impl Db {
         self.arena.clear();
         match run {
             // Nothing to write (the statement changed no row): done now.
-            Ok((streams, figures)) if streams.iter().all(Stream::is_empty) => self.end_savepoint(&STREAM, Ok(figures)),
+            Ok((streams, figures)) if streams.iter().all(Stream::is_empty) => self.end_savepoint(&STREAM, mark, Ok(figures)),
             Ok((streams, figures)) => {
                 self.streams = streams;
+                self.stream_mark = mark;
                 Ok(figures)
             }
-            Err(e) => self.end_savepoint(&STREAM, Err(e)),
+            Err(e) => self.end_savepoint(&STREAM, mark, Err(e)),
         }
     }
 
@@ -334,7 +364,7 @@ impl Db {
     pub fn stream_end(&mut self, ok: bool) -> Result<()> {
         self.streams.clear();
         let result = if ok { Ok(()) } else { Err(Error::BadParam("the streamed values were not all written".into())) };
-        match self.end_savepoint(&STREAM, result) {
+        match self.end_savepoint(&STREAM, self.stream_mark, result) {
             Err(_) if !ok => Ok(()),
             other => other,
         }
@@ -348,7 +378,7 @@ impl Db {
         // terminator it copies all the rest of the script for each statement,
         // quadratic in the script's length (40,000 statements took 2.8 s).
         let script = format!("{script}\0");
-        self.exec_simple(SCRIPT.begin)?;
+        let mark = self.begin_savepoint(&SCRIPT)?;
         let mut wrapped = true;
         let mut rest = script.as_str();
         let result = loop {
@@ -370,8 +400,9 @@ impl Db {
             }
             if wrapped && sql::controls_transaction(text) {
                 wrapped = false;
-                self.end_savepoint(&SCRIPT, Ok(()))?;
+                self.end_savepoint(&SCRIPT, mark, Ok(()))?;
             }
+            self.before_step(sql::changes_schema(text));
             let r = self.conn.step_all(stmt.raw());
             if sql::is_rollback(text) {
                 self.reads.rolled_back();
@@ -382,7 +413,7 @@ impl Db {
             rest = tail;
         };
         let figures = self.conn.figures();
-        let result = if wrapped { self.end_savepoint(&SCRIPT, result) } else { result };
+        let result = if wrapped { self.end_savepoint(&SCRIPT, mark, result) } else { result };
         result.map(|_| figures)
     }
 
@@ -527,6 +558,13 @@ impl Db {
 
     pub fn stream_close(&mut self, id: u32) {
         self.reads.close_session(id);
+    }
+
+    /// `takeChanged`: the tables of `main` that transactions committed since
+    /// the last call changed (see [`crate::codec::changes`]), sorted, and
+    /// [`SCHEMA`] when one of them ran DDL.
+    pub fn take_changed(&mut self) -> Vec<String> {
+        self.hooks.changes().take()
     }
 
     /// Closes the connection; a second call does nothing.

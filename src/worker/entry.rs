@@ -206,6 +206,19 @@ impl Connection {
         Ok(out.into())
     }
 
+    /// `takeChanged`: the tables of the `main` schema changed by transactions
+    /// that committed since the last call, lowercased, sorted; forgets them.
+    /// Rolled-back changes are left out, except that a `ROLLBACK TO` a
+    /// savepoint of the caller's own may leave its tables in (a table named
+    /// for nothing costs a watcher one re-run). `sqlite_schema` means DDL
+    /// committed (`CREATE`, `DROP`, `ALTER`): any query may read differently
+    /// (a table gone or reshaped, a view redefined), so re-run them all.
+    #[wasm_bindgen(js_name = takeChanged)]
+    pub fn take_changed(&mut self) -> Array {
+        self.db.drop_read_handle();
+        self.db.take_changed().iter().map(|t| JsValue::from_str(t)).collect()
+    }
+
     /// Closes the database and releases its storage. A second call is a no-op.
     pub fn close(&mut self) -> JsResult<()> {
         let r = self.db.close();

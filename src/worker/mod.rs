@@ -7,8 +7,8 @@
 //! - `storage`: OPFS (one sync-access-handle pool per database) or memory.
 //! - `db`: the connection as the package uses it: statement cache, the
 //!   execute/query/batch loops, savepoints. Rust values only.
-//! - `hooks`: the connection's update, pre-update and rollback hooks,
-//!   installed once and told to the parts below that listen.
+//! - `hooks`: the connection's update, pre-update, commit and rollback
+//!   hooks, installed once and told to the parts below that listen.
 //! - `streams`: `Blob`/`File` parameters streamed into their cells.
 //! - `reads`: ranged reads of stored BLOBs, `blobStream` sessions.
 //! - `conn`: the SQLite handle: errors, prepare (with the authorizer
