@@ -576,6 +576,10 @@ fn taken(db: &mut Connection) -> Vec<String> {
     strings(&db.take_changed())
 }
 
+fn tables(db: &mut Connection, sql: &str) -> Vec<String> {
+    strings(&db.query_tables(sql).unwrap_or_else(|e| panic!("queryTables {sql:?} failed: {}", describe(&e))))
+}
+
 /// A new in-memory database with this schema, its DDL already taken.
 async fn open_with(schema: &str) -> Connection {
     let mut db = open_mem(1024.0).await;
@@ -812,4 +816,90 @@ async fn take_changed_names_a_streamed_write_once_it_commits() {
     write(&mut db, false);
     assert_eq!(taken(&mut db), Vec::<String>::new(), "a streamed write that did not end well is undone");
     assert_eq!(scalar(&mut db, "SELECT count(*) AS n FROM media"), "1");
+}
+
+#[wasm_bindgen_test]
+async fn query_tables_names_what_a_query_reads() {
+    let mut db = open_with(concat!(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, x); CREATE TABLE Photos(id INTEGER PRIMARY KEY, t_id);",
+        "CREATE TABLE kv(k PRIMARY KEY, v) WITHOUT ROWID;",
+        "CREATE VIEW v AS SELECT t.x, p.id FROM t JOIN photos AS p ON p.t_id = t.id;",
+        "CREATE VIEW vv AS SELECT * FROM v JOIN kv ON kv.k = v.x;",
+        "CREATE VIRTUAL TABLE ft USING fts5(body);",
+        "CREATE TEMP TABLE scratch(x);",
+    ))
+    .await;
+    let none: &[&str] = &[];
+    let shadows = ["ft", "ft_config", "ft_content", "ft_data", "ft_docsize", "ft_idx"];
+    // Every case runs; the wrong ones are listed together.
+    let mut wrong = Vec::new();
+    for (sql, want) in [
+        ("SELECT * FROM t", &["t"][..]),
+        ("select x from T where id = ?", &["t"]),
+        ("SELECT count(*) FROM t", &["t"]),
+        ("SELECT t.x FROM t JOIN photos p ON p.t_id = t.id", &["photos", "t"]),
+        ("SELECT 1 FROM t WHERE id IN (SELECT t_id FROM photos)", &["photos", "t"]),
+        ("SELECT (SELECT count(*) FROM kv) AS n", &["kv"]),
+        ("WITH c AS (SELECT x FROM t) SELECT * FROM c", &["t"]),
+        ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3) SELECT i FROM n", none),
+        ("SELECT * FROM v", &["photos", "t"]),
+        ("SELECT count(*) FROM v", &["photos", "t"]),
+        ("SELECT * FROM vv", &["kv", "photos", "t"]),
+        ("SELECT 1", none),
+        ("SELECT * FROM scratch", none),
+        ("SELECT * FROM scratch, t", &["t"]),
+        ("SELECT name FROM sqlite_schema", &["sqlite_schema"]),
+        ("SELECT name FROM sqlite_master", &["sqlite_schema"]),
+        ("SELECT * FROM pragma_table_info('t')", none),
+        ("SELECT body FROM ft WHERE ft MATCH 'hello'", &shadows),
+        ("PRAGMA user_version", none),
+    ] {
+        let got = tables(&mut db, sql);
+        if got != want {
+            wrong.push(format!("{sql}: {got:?}, not {want:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    // A statement already in the cache is prepared afresh: the authorizer
+    // only speaks while a statement is prepared.
+    let sql = "SELECT x FROM t ORDER BY id";
+    json_of(&mut db, sql);
+    assert_eq!(runs(&mut db, sql), Some(1));
+    assert_eq!(tables(&mut db, sql), ["t"]);
+    assert_eq!(runs(&mut db, sql), Some(1), "queryTables ran nothing, and left the cached statement alone");
+    assert_eq!(runs(&mut db, "SELECT * FROM vv"), None, "nor does it cache its own");
+}
+
+#[wasm_bindgen_test]
+async fn query_tables_takes_one_read_only_query() {
+    let mut db = open_with("CREATE TABLE t(x)").await;
+    for sql in [
+        "INSERT INTO t VALUES (1)",
+        "DELETE FROM t",
+        "CREATE TABLE u(x)",
+        "WITH c AS (SELECT 1) INSERT INTO t SELECT * FROM c",
+        "INSERT INTO t VALUES (1) RETURNING x",
+        "DELETE FROM t RETURNING *",
+        "SELECT 1; SELECT 2",
+        "SELECT * FROM t; DELETE FROM t",
+        "BEGIN",
+        "PRAGMA user_version = 3",
+        "",
+        " -- nothing\n",
+    ] {
+        expect_bad_param(db.query_tables(sql), "one query");
+    }
+    // Nothing ran.
+    assert_eq!(json_of(&mut db, "SELECT count(*) AS n, (SELECT count(*) FROM sqlite_schema) AS s FROM t"), r#"[{"n":0,"s":1}]"#);
+    assert_no_transaction(&mut db);
+    // SQLite's own errors, as other calls give them.
+    let e = db.query_tables("SELEC 1").expect_err("syntax error");
+    let (code, errno, message) = error_parts(&e);
+    assert_eq!((code.as_str(), errno), ("SQLITE_ERROR", Some(1.0)));
+    assert!(message.contains("syntax error") && message.contains("SELEC 1"), "{message}");
+    let e = db.query_tables("SELECT * FROM missing").expect_err("no such table");
+    assert!(error_parts(&e).2.contains("no such table: missing"));
+    // The authorizer is gone: later statements are not refused or watched.
+    exec(&mut db, "INSERT INTO t VALUES (1)", JsValue::UNDEFINED);
+    assert_eq!(scalar(&mut db, "SELECT count(*) AS n FROM t"), "1");
 }

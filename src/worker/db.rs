@@ -12,6 +12,7 @@ use super::handle::Statement;
 use super::hooks::Hooks;
 use super::reads::Reads;
 use super::streams::{self, Stream, Streamed};
+use super::tables;
 use crate::codec::changes::{Mark, SCHEMA};
 use crate::codec::json::{encoded_key, JsonWriter};
 use crate::codec::params::{plan, Supplied};
@@ -558,6 +559,12 @@ impl Db {
 
     pub fn stream_close(&mut self, id: u32) {
         self.reads.close_session(id);
+    }
+
+    /// `queryTables`: the tables of `main` the one query in `sql` reads.
+    pub fn query_tables(&mut self, sql: &str) -> Result<Vec<String>> {
+        self.admit(sql)?;
+        tables::query_tables(&self.conn, sql)
     }
 
     /// `takeChanged`: the tables of `main` that transactions committed since

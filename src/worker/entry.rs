@@ -206,6 +206,18 @@ impl Connection {
         Ok(out.into())
     }
 
+    /// `queryTables`: the tables of the `main` schema the one query in `sql`
+    /// reads, lowercased, sorted; a view's are its base tables', a virtual
+    /// table's include its shadow tables; `sqlite_schema` when it reads the
+    /// schema. Refuses (`RESQ_BAD_PARAM`) SQL that is not exactly one
+    /// statement that returns rows and writes nothing.
+    #[wasm_bindgen(js_name = queryTables)]
+    pub fn query_tables(&mut self, sql: &str) -> JsResult<Array> {
+        self.db.drop_read_handle();
+        let tables = self.db.query_tables(sql).map_err(|e| js_err(e.with_sql(sql)))?;
+        Ok(tables.iter().map(|t| JsValue::from_str(t)).collect())
+    }
+
     /// `takeChanged`: the tables of the `main` schema changed by transactions
     /// that committed since the last call, lowercased, sorted; forgets them.
     /// Rolled-back changes are left out, except that a `ROLLBACK TO` a

@@ -21,7 +21,8 @@
 //! table off the opcodes that call the hooks (`if( !pParse->nested )` before
 //! `P4_TABLE` in SQLite's insert and delete code). Nor does a hook see a
 //! virtual table's rows. So DDL is marked by `Db` before a `CREATE`, `DROP`
-//! or `ALTER` steps ([`Hooks::changes`]).
+//! or `ALTER` steps ([`Hooks::changes`]), and a virtual table is tracked
+//! through its shadow tables (see `tables`).
 //!
 //! `Db` installs the hooks when it opens the connection and removes them
 //! before it closes (or drops) it, so no hook outlives what it points to.

@@ -7,6 +7,7 @@
 //! - `storage`: OPFS (one sync-access-handle pool per database) or memory.
 //! - `db`: the connection as the package uses it: statement cache, the
 //!   execute/query/batch loops, savepoints. Rust values only.
+//! - `tables`: the tables a live query reads (`queryTables`).
 //! - `hooks`: the connection's update, pre-update, commit and rollback
 //!   hooks, installed once and told to the parts below that listen.
 //! - `streams`: `Blob`/`File` parameters streamed into their cells.
@@ -24,5 +25,6 @@ mod hooks;
 mod reads;
 mod storage;
 mod streams;
+mod tables;
 
 pub use entry::{sql_limit, stream_limit, Connection};
