@@ -589,38 +589,6 @@ async fn open_with(schema: &str) -> Connection {
 }
 
 #[wasm_bindgen_test]
-async fn blob_stream_expires_on_delete_without_where() {
-    // `DELETE FROM t` without WHERE deletes row by row while a pre-update
-    // hook is registered, so the update hook sees the stream's row go.
-    let mut db = open_with("CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB)").await;
-    exec(&mut db, "INSERT INTO t VALUES (1, ?)", params(&[bytes(&[1; 64])]));
-    let s = db.blob_stream_open("t", "data", num(1.0), None, None).expect("blobStreamOpen");
-    assert_eq!(db.blob_stream_read(s[0] as u32, 0.0, 32.0).expect("first half").to_vec(), [1; 32]);
-    exec(&mut db, "DELETE FROM t", JsValue::UNDEFINED);
-    let e = db.blob_stream_read(s[0] as u32, 32.0, 32.0).expect_err("the value it began on is gone");
-    let (code, errno, _) = error_parts(&e);
-    assert_eq!((code.as_str(), errno), ("SQLITE_ABORT", Some(4.0)));
-}
-
-#[wasm_bindgen_test]
-async fn blob_stream_expires_when_a_failed_statement_rolls_back() {
-    // No ROLLBACK statement: INSERT OR ROLLBACK ends the transaction itself,
-    // and only the rollback hook tells the session, whose value goes back
-    // from 2s to 1s under it.
-    let mut db = open_with("CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB)").await;
-    exec(&mut db, "INSERT INTO t VALUES (1, ?)", params(&[bytes(&[1; 64])]));
-    exec(&mut db, "BEGIN", JsValue::UNDEFINED);
-    exec(&mut db, "UPDATE t SET data = ? WHERE id = 1", params(&[bytes(&[2; 64])]));
-    let s = db.blob_stream_open("t", "data", num(1.0), None, None).expect("blobStreamOpen");
-    assert_eq!(db.blob_stream_read(s[0] as u32, 0.0, 32.0).expect("first half").to_vec(), [2; 32]);
-    assert!(db.execute("INSERT OR ROLLBACK INTO t VALUES (1, NULL)", JsValue::UNDEFINED).is_err());
-    let e = db.blob_stream_read(s[0] as u32, 32.0, 32.0).expect_err("the value it began on was rolled back");
-    assert_eq!(error_parts(&e).0, "SQLITE_ABORT");
-    // (Checked last: its ROLLBACK would tell the session too.)
-    assert_no_transaction(&mut db);
-}
-
-#[wasm_bindgen_test]
 async fn take_changed_names_committed_tables_once() {
     let mut db = open_with("CREATE TABLE t(id INTEGER PRIMARY KEY, x); CREATE TABLE Photos(id INTEGER PRIMARY KEY, x)").await;
     assert_eq!(taken(&mut db), Vec::<String>::new());
@@ -819,6 +787,38 @@ async fn take_changed_names_a_streamed_write_once_it_commits() {
 }
 
 #[wasm_bindgen_test]
+async fn blob_stream_expires_on_delete_without_where() {
+    // `DELETE FROM t` without WHERE deletes row by row while a pre-update
+    // hook is registered, so the update hook sees the stream's row go.
+    let mut db = open_with("CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB)").await;
+    exec(&mut db, "INSERT INTO t VALUES (1, ?)", params(&[bytes(&[1; 64])]));
+    let s = db.blob_stream_open("t", "data", num(1.0), None, None).expect("blobStreamOpen");
+    assert_eq!(db.blob_stream_read(s[0] as u32, 0.0, 32.0).expect("first half").to_vec(), [1; 32]);
+    exec(&mut db, "DELETE FROM t", JsValue::UNDEFINED);
+    let e = db.blob_stream_read(s[0] as u32, 32.0, 32.0).expect_err("the value it began on is gone");
+    let (code, errno, _) = error_parts(&e);
+    assert_eq!((code.as_str(), errno), ("SQLITE_ABORT", Some(4.0)));
+}
+
+#[wasm_bindgen_test]
+async fn blob_stream_expires_when_a_failed_statement_rolls_back() {
+    // No ROLLBACK statement: INSERT OR ROLLBACK ends the transaction itself,
+    // and only the rollback hook tells the session, whose value goes back
+    // from 2s to 1s under it.
+    let mut db = open_with("CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB)").await;
+    exec(&mut db, "INSERT INTO t VALUES (1, ?)", params(&[bytes(&[1; 64])]));
+    exec(&mut db, "BEGIN", JsValue::UNDEFINED);
+    exec(&mut db, "UPDATE t SET data = ? WHERE id = 1", params(&[bytes(&[2; 64])]));
+    let s = db.blob_stream_open("t", "data", num(1.0), None, None).expect("blobStreamOpen");
+    assert_eq!(db.blob_stream_read(s[0] as u32, 0.0, 32.0).expect("first half").to_vec(), [2; 32]);
+    assert!(db.execute("INSERT OR ROLLBACK INTO t VALUES (1, NULL)", JsValue::UNDEFINED).is_err());
+    let e = db.blob_stream_read(s[0] as u32, 32.0, 32.0).expect_err("the value it began on was rolled back");
+    assert_eq!(error_parts(&e).0, "SQLITE_ABORT");
+    // (Checked last: its ROLLBACK would tell the session too.)
+    assert_no_transaction(&mut db);
+}
+
+#[wasm_bindgen_test]
 async fn query_tables_names_what_a_query_reads() {
     let mut db = open_with(concat!(
         "CREATE TABLE t(id INTEGER PRIMARY KEY, x); CREATE TABLE Photos(id INTEGER PRIMARY KEY, t_id);",
@@ -902,4 +902,98 @@ async fn query_tables_takes_one_read_only_query() {
     // The authorizer is gone: later statements are not refused or watched.
     exec(&mut db, "INSERT INTO t VALUES (1)", JsValue::UNDEFINED);
     assert_eq!(scalar(&mut db, "SELECT count(*) AS n FROM t"), "1");
+}
+
+/// `watchQuery`: `(hash, value)`, or `None` for `null`.
+fn watch(db: &mut Connection, sql: &str, p: JsValue, bytes: bool, previous: &str) -> Option<(String, JsValue)> {
+    let r = db.watch_query(sql, p, bytes, previous).unwrap_or_else(|e| panic!("watchQuery {sql:?} failed: {}", describe(&e)));
+    if r.is_null() {
+        return None;
+    }
+    let hash = get(&r, "hash").as_string().expect("hash is a string");
+    assert_eq!(hash.len(), 16, "{hash}");
+    assert!(hash.bytes().all(|c| c.is_ascii_hexdigit()), "{hash}");
+    Some((hash, get(&r, "value")))
+}
+
+/// A `query` result as comparable Rust values: json, then columns, fixups,
+/// side and buffers where present.
+type RowsParts = (String, Option<Vec<String>>, Option<Vec<f64>>, Option<Vec<u8>>, Option<Vec<Vec<u8>>>);
+
+fn rows_parts(r: &JsValue) -> RowsParts {
+    let u8s = |v: JsValue| v.dyn_into::<Uint8Array>().expect("a Uint8Array").to_vec();
+    let json = String::from_utf8(u8s(get(r, "json"))).unwrap();
+    let columns = has(r, "columns").then(|| strings(&get(r, "columns").dyn_into::<Array>().unwrap()));
+    let fixups = has(r, "fixups").then(|| get(r, "fixups").dyn_into::<Float64Array>().unwrap().to_vec());
+    let side = has(r, "side").then(|| u8s(get(r, "side")));
+    let buffers = has(r, "buffers").then(|| get(r, "buffers").dyn_into::<Array>().unwrap().iter().map(u8s).collect());
+    (json, columns, fixups, side, buffers)
+}
+
+#[wasm_bindgen_test]
+async fn watch_query_bytes_answers_null_while_unchanged() {
+    let mut db = open_with("CREATE TABLE t(id INTEGER PRIMARY KEY, x); INSERT INTO t VALUES (1, 'a')").await;
+    let sql = "SELECT id, x FROM t WHERE id >= ? ORDER BY id";
+    let p = || params(&[num(1.0)]);
+    let (h1, value) = watch(&mut db, sql, p(), true, "").expect("a first result");
+    let value = value.dyn_into::<Uint8Array>().expect("queryBytes' Uint8Array").to_vec();
+    assert_eq!(String::from_utf8(value).unwrap(), json(&mut db, sql, p()));
+    assert_eq!(watch(&mut db, sql, p(), true, "").expect("again").0, h1, "the hash is stable");
+    assert!(watch(&mut db, sql, p(), true, &h1).is_none(), "unchanged: null");
+    // A write that leaves the rows as they were: still null.
+    exec(&mut db, "UPDATE t SET x = 'a'", JsValue::UNDEFINED);
+    assert!(watch(&mut db, sql, p(), true, &h1).is_none());
+    exec(&mut db, "INSERT INTO t VALUES (2, 'b')", JsValue::UNDEFINED);
+    let (h2, value) = watch(&mut db, sql, p(), true, &h1).expect("changed");
+    assert_ne!(h2, h1);
+    assert_eq!(String::from_utf8(value.dyn_into::<Uint8Array>().unwrap().to_vec()).unwrap(), r#"[{"id":1,"x":"a"},{"id":2,"x":"b"}]"#);
+    assert!(watch(&mut db, sql, p(), true, &h2).is_none());
+    // Other parameters, other rows.
+    assert_ne!(watch(&mut db, sql, params(&[num(2.0)]), true, &h2).expect("other rows").0, h2);
+    // Errors are the query's.
+    expect_bad_param(db.watch_query(sql, params(&[]), true, ""), "1 parameter");
+    let e = db.watch_query("SELEC 1", JsValue::UNDEFINED, true, "").expect_err("syntax error");
+    assert_eq!(error_parts(&e).0, "SQLITE_ERROR");
+}
+
+#[wasm_bindgen_test]
+async fn watch_query_rows_hashes_every_part() {
+    const THRESHOLD: usize = 8;
+    let mut db = open_mem(THRESHOLD as f64).await;
+    exec(&mut db, "CREATE TABLE f(id INTEGER PRIMARY KEY, small, big, n)", JsValue::UNDEFINED);
+    exec(&mut db, "INSERT INTO f VALUES (1, ?, ?, ?)", params(&[bytes(&[1, 2, 3]), bytes(&[7; 3 * THRESHOLD]), big(i64::MAX)]));
+    let sql = "SELECT small, big, n FROM f";
+    let (h1, value) = watch(&mut db, sql, JsValue::UNDEFINED, false, "").expect("a first result");
+    let want = rows_parts(&db.query(sql, JsValue::UNDEFINED).expect("query"));
+    assert_eq!(rows_parts(&value), want, "exactly what query returns");
+    assert_eq!(want.4.as_ref().map(Vec::len), Some(1), "with an own buffer");
+    assert!(watch(&mut db, sql, JsValue::UNDEFINED, false, &h1).is_none(), "unchanged: null");
+    // The form is part of the hash.
+    let (hb, _) = watch(&mut db, sql, JsValue::UNDEFINED, true, "").expect("bytes form");
+    assert_ne!(hb, h1);
+    assert!(watch(&mut db, sql, JsValue::UNDEFINED, true, &h1).is_some());
+    // A change in any one part changes the hash: the own buffer's bytes,
+    // the side buffer's bytes, the JSON, the own buffers' number, the
+    // fix-ups (a small BLOB moved to the next column: the rest the same).
+    let mut last = h1;
+    for change in [
+        "UPDATE f SET big = zeroblob(24)",
+        "UPDATE f SET small = x'010204'",
+        "UPDATE f SET n = n - 1",
+        "UPDATE f SET big = NULL",
+        "UPDATE f SET big = small, small = NULL",
+    ] {
+        exec(&mut db, change, JsValue::UNDEFINED);
+        let (h, value) = watch(&mut db, sql, JsValue::UNDEFINED, false, &last).unwrap_or_else(|| panic!("{change}: a new result"));
+        assert_ne!(h, last, "{change}");
+        assert_eq!(rows_parts(&value), rows_parts(&db.query(sql, JsValue::UNDEFINED).unwrap()), "{change}");
+        assert!(watch(&mut db, sql, JsValue::UNDEFINED, false, &h).is_none(), "{change}: then null");
+        last = h;
+    }
+    // Without fix-ups: just the JSON, the same bytes as queryBytes', but
+    // not the same hash.
+    let (h, value) = watch(&mut db, "SELECT id FROM f", JsValue::UNDEFINED, false, "").expect("plain");
+    assert_eq!(rows_parts(&value), (r#"[{"id":1}]"#.to_string(), None, None, None, None));
+    assert!(watch(&mut db, "SELECT id FROM f", JsValue::UNDEFINED, false, &h).is_none());
+    assert_ne!(watch(&mut db, "SELECT id FROM f", JsValue::UNDEFINED, true, "").expect("bytes form").0, h);
 }

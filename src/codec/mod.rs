@@ -16,6 +16,7 @@
 
 pub mod changes;
 pub mod error;
+pub mod hash;
 pub mod json;
 pub mod name;
 pub mod params;
