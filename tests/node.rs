@@ -571,13 +571,12 @@ fn strings(a: &Array) -> Vec<String> {
     a.iter().map(|s| s.as_string().expect("a string")).collect()
 }
 
-/// `takeChanged` as a `Vec`.
 fn taken(db: &mut Connection) -> Vec<String> {
-    strings(&db.take_changed())
+    db.take_changed()
 }
 
 fn tables(db: &mut Connection, sql: &str) -> Vec<String> {
-    strings(&db.query_tables(sql).unwrap_or_else(|e| panic!("queryTables {sql:?} failed: {}", describe(&e))))
+    db.query_tables(sql).unwrap_or_else(|e| panic!("queryTables {sql:?} failed: {}", describe(&e)))
 }
 
 /// A new in-memory database with this schema, its DDL already taken.

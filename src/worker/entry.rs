@@ -235,10 +235,9 @@ impl Connection {
     /// schema. Refuses (`RESQ_BAD_PARAM`) SQL that is not exactly one
     /// statement that returns rows and writes nothing.
     #[wasm_bindgen(js_name = queryTables)]
-    pub fn query_tables(&mut self, sql: &str) -> JsResult<Array> {
+    pub fn query_tables(&mut self, sql: &str) -> JsResult<Vec<String>> {
         self.db.drop_read_handle();
-        let tables = self.db.query_tables(sql).map_err(|e| js_err(e.with_sql(sql)))?;
-        Ok(tables.iter().map(|t| JsValue::from_str(t)).collect())
+        self.db.query_tables(sql).map_err(|e| js_err(e.with_sql(sql)))
     }
 
     /// `takeChanged`: the tables of the `main` schema changed by transactions
@@ -249,9 +248,9 @@ impl Connection {
     /// committed (`CREATE`, `DROP`, `ALTER`): any query may read differently
     /// (a table gone or reshaped, a view redefined), so re-run them all.
     #[wasm_bindgen(js_name = takeChanged)]
-    pub fn take_changed(&mut self) -> Array {
+    pub fn take_changed(&mut self) -> Vec<String> {
         self.db.drop_read_handle();
-        self.db.take_changed().iter().map(|t| JsValue::from_str(t)).collect()
+        self.db.take_changed()
     }
 
     /// Closes the database and releases its storage. A second call is a no-op.
