@@ -14,7 +14,9 @@
 //! assert_eq!(w.as_bytes(), br#"[{"id":1,"data":"aGk="}]"#);
 //! ```
 
+pub mod changes;
 pub mod error;
+pub mod hash;
 pub mod json;
 pub mod name;
 pub mod params;

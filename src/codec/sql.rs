@@ -1,6 +1,6 @@
 //! Small facts about SQL text that need no parser: is what is left after a
-//! statement empty, does a statement control the transaction, and is the
-//! text too long to take.
+//! statement empty, does a statement control the transaction or change the
+//! schema, and is the text too long to take.
 
 use super::{Error, Result};
 
@@ -74,6 +74,12 @@ pub fn ends_transaction(stmt: &str) -> bool {
     }
 }
 
+/// Whether a statement is DDL (`CREATE`, `DROP`, `ALTER`): it may change the
+/// schema table, whose writes no SQLite hook reports.
+pub fn changes_schema(stmt: &str) -> bool {
+    matches!(word(stmt).0.to_ascii_uppercase().as_str(), "CREATE" | "DROP" | "ALTER")
+}
+
 /// The first word (ASCII letters) after blanks and comments, and the rest.
 fn word(s: &str) -> (&str, &str) {
     let s = skip_blank(s);
@@ -140,6 +146,16 @@ mod tests {
         assert_eq!((e.code(), e.errno()), ("SQLITE_TOOBIG", Some(18)));
         // Bytes of UTF-8, not characters.
         assert!(check_length(&"é".repeat(MAX_SQL_BYTES / 2 + 1)).is_err());
+    }
+
+    #[test]
+    fn schema_changes() {
+        for s in ["CREATE TABLE t(x)", "create index i on t(x)", " -- c\n DROP TABLE t", "/* c */ alter table t add y", "DROP VIEW v;"] {
+            assert!(changes_schema(s), "{s:?}");
+        }
+        for s in ["SELECT 1", "INSERT INTO create_log VALUES (1)", "EXPLAIN DROP TABLE t", "CREATED", "DROPS", "", "PRAGMA foreign_keys = ON"] {
+            assert!(!changes_schema(s), "{s:?}");
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use super::handle::{BlobHandle, Statement};
 use crate::codec::{Error, Result};
 use sqlite_wasm_rs as ffi;
+use std::borrow::Cow;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::ptr;
 
@@ -89,6 +90,19 @@ impl Conn {
         }
         let used = if tail.is_null() { sql.len() } else { tail as usize - start as usize };
         Ok((Statement::from_raw(stmt), &sql[used..]))
+    }
+
+    /// [`Conn::prepare`] while `note` hears every authorizer call. SQLite
+    /// consults its authorizer only while it prepares, so this is where a
+    /// statement tells what it reads and writes, its triggers and views
+    /// included. The authorizer is removed again before this returns.
+    pub fn prepare_noting<'s>(&self, sql: &'s str, flags: u32, note: &mut dyn FnMut(&Access)) -> Result<(Option<Statement>, &'s str)> {
+        let mut note = note;
+        let ctx = &mut note as *mut &mut dyn FnMut(&Access) as *mut c_void;
+        unsafe { ffi::sqlite3_set_authorizer(self.raw, Some(on_authorize), ctx) };
+        let prepared = self.prepare(sql, flags);
+        unsafe { ffi::sqlite3_set_authorizer(self.raw, None, ptr::null_mut()) };
+        prepared
     }
 
     /// Steps a statement to the end, ignoring rows.
@@ -203,6 +217,38 @@ impl Drop for Conn {
         // (see `Db`'s field order).
         let _ = self.close();
     }
+}
+
+/// One authorizer call (see `sqlite3_set_authorizer`): the action code
+/// (`SQLITE_READ`, `SQLITE_INSERT`, …) and its arguments, empty where SQLite
+/// passes none.
+pub struct Access<'a> {
+    pub action: i32,
+    /// The table, for the actions on rows.
+    pub a: &'a str,
+    /// The column, for `SQLITE_READ` and `SQLITE_UPDATE` (empty when a
+    /// table is read but no column, as by `count(*)`).
+    pub b: &'a str,
+    /// The schema: `main`, `temp` or an attached name.
+    pub db: &'a str,
+    /// The innermost trigger or view responsible (`None`: the statement itself).
+    pub inner: Option<&'a str>,
+}
+
+unsafe extern "C" fn on_authorize(
+    ctx: *mut c_void,
+    action: c_int,
+    a: *const c_char,
+    b: *const c_char,
+    db: *const c_char,
+    inner: *const c_char,
+) -> c_int {
+    let note = &mut *(ctx as *mut &mut dyn FnMut(&Access));
+    let s = |p: *const c_char| if p.is_null() { Cow::Borrowed("") } else { CStr::from_ptr(p).to_string_lossy() };
+    let (a, b, db) = (s(a), s(b), s(db));
+    let inner = (!inner.is_null()).then(|| s(inner));
+    note(&Access { action, a: &a, b: &b, db: &db, inner: inner.as_deref() });
+    ffi::SQLITE_OK
 }
 
 /// Text of a column as an owned string (NULL is empty).

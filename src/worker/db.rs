@@ -9,8 +9,11 @@
 
 use super::conn::Conn;
 use super::handle::Statement;
+use super::hooks::Hooks;
 use super::reads::Reads;
 use super::streams::{self, Stream, Streamed};
+use super::tables;
+use crate::codec::changes::{Mark, SCHEMA};
 use crate::codec::json::{encoded_key, JsonWriter};
 use crate::codec::params::{plan, Supplied};
 use crate::codec::stream::Placeholders;
@@ -43,6 +46,8 @@ struct Cached {
     names: Vec<Option<String>>,
     /// Result columns as last seen, with their encoded JSON keys.
     columns: Columns,
+    /// DDL (see [`sql::changes_schema`]).
+    changes_schema: bool,
 }
 
 /// A statement's result columns, kept between calls so a query encodes its
@@ -96,13 +101,17 @@ const SCRIPT: Savepoint = Savepoint { begin: "SAVEPOINT resq_script", release: "
 const BATCH: Savepoint = Savepoint { begin: "SAVEPOINT resq_batch", release: "RELEASE resq_batch", rollback: "ROLLBACK TO resq_batch" };
 const STREAM: Savepoint = Savepoint { begin: "SAVEPOINT resq_stream", release: "RELEASE resq_stream", rollback: "ROLLBACK TO resq_stream" };
 
-// Field order is drop order: statements and blob handles before the connection.
+// Field order is drop order: statements and blob handles before the
+// connection. The hooks are removed first, by `Drop`.
 pub struct Db {
     cache: Vec<Cached>,
     /// Target cells of a streaming `execute`, between its statement and
     /// [`Db::stream_end`].
     streams: Vec<Stream>,
+    /// Where the streaming `execute`'s savepoint began.
+    stream_mark: Mark,
     reads: Reads,
+    hooks: Hooks,
     arena: Arena,
     pub json: JsonWriter,
     pub fixups: Fixups,
@@ -120,10 +129,14 @@ impl Db {
     /// connection's stream placeholders its own (any random number).
     pub fn open(name: &str, vfs: Option<&str>, blob_threshold: usize, seed: u64) -> Result<Db> {
         let conn = Conn::open(name, vfs)?;
+        let reads = Reads::new();
+        let hooks = Hooks::install(&conn, reads.sessions());
         let mut db = Db {
             cache: Vec::new(),
             streams: Vec::new(),
-            reads: Reads::new(&conn),
+            stream_mark: Mark::default(),
+            reads,
+            hooks,
             arena: Arena::default(),
             json: JsonWriter::default(),
             fixups: Fixups::default(),
@@ -163,16 +176,29 @@ impl Db {
         }
         let names = parameter_names(&stmt);
         self.cache.truncate(CACHE_SIZE - 1);
-        self.cache.insert(0, Cached { sql: sql.to_owned(), stmt, names, columns: Columns::default() });
+        let changes_schema = sql::changes_schema(sql);
+        self.cache.insert(0, Cached { sql: sql.to_owned(), stmt, names, columns: Columns::default(), changes_schema });
         Ok(Some(0))
     }
 
-    /// Binds one call's values to cached statement `at` (see [`Bind`]).
-    /// Returns what streams (nothing unless `Value::Streamed` was bound).
+    /// Binds one call's values to cached statement `at` (see [`Bind`]),
+    /// which then runs. Returns what streams (nothing unless
+    /// `Value::Streamed` was bound).
     fn bind(&mut self, at: usize, bind: &mut Bind) -> Result<Vec<Streamed>> {
         self.arena.clear();
         let labels = bind(&self.cache[at].names, &mut self.arena)?;
-        bind_arena(&self.conn, self.cache[at].stmt.raw(), &self.arena, &mut self.placeholders, labels)
+        let streamed = bind_arena(&self.conn, self.cache[at].stmt.raw(), &self.arena, &mut self.placeholders, labels)?;
+        self.before_step(self.cache[at].changes_schema);
+        Ok(streamed)
+    }
+
+    /// Call before a user statement steps, with whether it is DDL. No hook
+    /// sees the schema table written, so its change is marked here, pending
+    /// in the statement's transaction like the rows the hooks report.
+    fn before_step(&self, changes_schema: bool) {
+        if changes_schema {
+            self.hooks.changes().changed(SCHEMA);
+        }
     }
 
     /// Resets a cached statement and drops its bindings (every path).
@@ -193,12 +219,22 @@ impl Db {
         r
     }
 
-    /// Ends savepoint `sp`: releases it when `result` is a success (undoing
-    /// it if the release itself fails, as a deferred foreign key can), else
-    /// rolls it back. The one place a savepoint ends.
-    fn end_savepoint<T>(&mut self, sp: &Savepoint, result: Result<T>) -> Result<T> {
+    /// Begins savepoint `sp`; the mark is for [`Db::end_savepoint`].
+    fn begin_savepoint(&mut self, sp: &Savepoint) -> Result<Mark> {
+        let mark = self.hooks.changes().mark();
+        self.exec_simple(sp.begin)?;
+        Ok(mark)
+    }
+
+    /// Ends savepoint `sp`, begun at `mark`: releases it when `result` is a
+    /// success (undoing it if the release itself fails, as a deferred
+    /// foreign key can), else rolls it back. The one place a savepoint ends.
+    fn end_savepoint<T>(&mut self, sp: &Savepoint, mark: Mark, result: Result<T>) -> Result<T> {
         let result = result.and_then(|v| self.exec_simple(sp.release).map(|_| v));
         if result.is_err() {
+            // Before the release, which commits when the savepoint was the
+            // transaction.
+            self.hooks.changes().rolled_back_to(mark);
             // Best effort: if SQLite already rolled the transaction back
             // (some errors do), these fail harmlessly.
             let _ = self.exec_simple(sp.rollback);
@@ -210,9 +246,9 @@ impl Db {
 
     /// Runs `f` inside savepoint `sp`: all of it, or nothing.
     fn in_savepoint<T>(&mut self, sp: &Savepoint, f: impl FnOnce(&mut Db) -> Result<T>) -> Result<T> {
-        self.exec_simple(sp.begin)?;
+        let mark = self.begin_savepoint(sp)?;
         let result = f(self);
-        self.end_savepoint(sp, result)
+        self.end_savepoint(sp, mark, result)
     }
 
     /// Marks the calls that follow as run for a `transaction()` callback, or
@@ -288,25 +324,27 @@ impl Db {
     /// A statement with streamed values, prepared afresh so the authorizer
     /// sees what it writes; its savepoint stays open until [`Db::stream_end`].
     fn execute_streaming(&mut self, sql: &str, bind: &mut Bind) -> Result<Figures> {
-        self.exec_simple(STREAM.begin)?;
+        let mark = self.begin_savepoint(&STREAM)?;
         let run = (|| {
             let (stmt, footprint) = streams::prepare(&self.conn, sql)?;
             self.arena.clear();
             let labels = bind(&parameter_names(&stmt), &mut self.arena)?;
             let streamed = bind_arena(&self.conn, stmt.raw(), &self.arena, &mut self.placeholders, labels)?;
-            let ran = streams::run(&self.conn, &stmt, &footprint, &streamed);
+            let (conn, hooks) = (&self.conn, &self.hooks);
+            let ran = streams::run(conn, &footprint, &streamed, |watch| hooks.watching(watch, || conn.step_all(stmt.raw())));
             let figures = self.conn.figures();
             ran.map(|s| (s, figures))
         })();
         self.arena.clear();
         match run {
             // Nothing to write (the statement changed no row): done now.
-            Ok((streams, figures)) if streams.iter().all(Stream::is_empty) => self.end_savepoint(&STREAM, Ok(figures)),
+            Ok((streams, figures)) if streams.iter().all(Stream::is_empty) => self.end_savepoint(&STREAM, mark, Ok(figures)),
             Ok((streams, figures)) => {
                 self.streams = streams;
+                self.stream_mark = mark;
                 Ok(figures)
             }
-            Err(e) => self.end_savepoint(&STREAM, Err(e)),
+            Err(e) => self.end_savepoint(&STREAM, mark, Err(e)),
         }
     }
 
@@ -327,7 +365,7 @@ impl Db {
     pub fn stream_end(&mut self, ok: bool) -> Result<()> {
         self.streams.clear();
         let result = if ok { Ok(()) } else { Err(Error::BadParam("the streamed values were not all written".into())) };
-        match self.end_savepoint(&STREAM, result) {
+        match self.end_savepoint(&STREAM, self.stream_mark, result) {
             Err(_) if !ok => Ok(()),
             other => other,
         }
@@ -341,7 +379,7 @@ impl Db {
         // terminator it copies all the rest of the script for each statement,
         // quadratic in the script's length (40,000 statements took 2.8 s).
         let script = format!("{script}\0");
-        self.exec_simple(SCRIPT.begin)?;
+        let mark = self.begin_savepoint(&SCRIPT)?;
         let mut wrapped = true;
         let mut rest = script.as_str();
         let result = loop {
@@ -363,8 +401,9 @@ impl Db {
             }
             if wrapped && sql::controls_transaction(text) {
                 wrapped = false;
-                self.end_savepoint(&SCRIPT, Ok(()))?;
+                self.end_savepoint(&SCRIPT, mark, Ok(()))?;
             }
+            self.before_step(sql::changes_schema(text));
             let r = self.conn.step_all(stmt.raw());
             if sql::is_rollback(text) {
                 self.reads.rolled_back();
@@ -375,7 +414,7 @@ impl Db {
             rest = tail;
         };
         let figures = self.conn.figures();
-        let result = if wrapped { self.end_savepoint(&SCRIPT, result) } else { result };
+        let result = if wrapped { self.end_savepoint(&SCRIPT, mark, result) } else { result };
         result.map(|_| figures)
     }
 
@@ -522,14 +561,36 @@ impl Db {
         self.reads.close_session(id);
     }
 
+    /// `queryTables`: the tables of `main` the one query in `sql` reads.
+    pub fn query_tables(&mut self, sql: &str) -> Result<Vec<String>> {
+        self.admit(sql)?;
+        tables::query_tables(&self.conn, sql)
+    }
+
+    /// `takeChanged`: the tables of `main` that transactions committed since
+    /// the last call changed (see [`crate::codec::changes`]), sorted, and
+    /// [`SCHEMA`] when one of them ran DDL.
+    pub fn take_changed(&mut self) -> Vec<String> {
+        self.hooks.changes().take()
+    }
+
     /// Closes the connection; a second call does nothing.
     pub fn close(&mut self) -> Result<()> {
         if !self.streams.is_empty() {
             let _ = self.stream_end(false);
         }
-        self.reads.detach(&self.conn);
+        self.reads.drop_handle();
+        self.hooks.remove(&self.conn);
         self.cache.clear();
         self.conn.close()
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        // Closing a connection rolls back its open transaction, which would
+        // call the rollback hook after its listeners are gone.
+        self.hooks.remove(&self.conn);
     }
 }
 

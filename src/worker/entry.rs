@@ -6,6 +6,7 @@
 use super::convert::{bind_params, error_to_js, integer_to_js, Params};
 use super::db::{Db, Figures, Rows};
 use super::storage::Storage;
+use crate::codec::hash::ResultHash;
 use crate::codec::value::Arena;
 use crate::codec::{name, Error};
 use js_sys::{Array, Float64Array, Object, Reflect, Uint8Array};
@@ -173,10 +174,7 @@ impl Connection {
     pub fn query_bytes(&mut self, sql: &str, params: JsValue) -> JsResult<Uint8Array> {
         self.db.drop_read_handle();
         let params = Params::from_js(&params).map_err(js_err)?;
-        let mut bind = |names: &[Option<String>], arena: &mut Arena| bind_params(&params, names, arena, None);
-        self.db
-            .query(sql, &mut bind, Rows::Bytes, &mut |_| 0)
-            .map_err(|e| js_err(e.with_sql(sql)))?;
+        self.run_query(sql, &params, Rows::Bytes, &mut |_| 0)?;
         Ok(Uint8Array::from(self.db.json.as_bytes()))
     }
 
@@ -185,12 +183,97 @@ impl Connection {
     pub fn query(&mut self, sql: &str, params: JsValue) -> JsResult<JsValue> {
         self.db.drop_read_handle();
         let params = Params::from_js(&params).map_err(js_err)?;
-        let mut bind = |names: &[Option<String>], arena: &mut Arena| bind_params(&params, names, arena, None);
         let buffers = Array::new();
-        let columns = self
-            .db
-            .query(sql, &mut bind, Rows::Objects, &mut |b| buffers.push(&Uint8Array::from(b)) as usize - 1)
-            .map_err(|e| js_err(e.with_sql(sql)))?;
+        let columns = self.run_query(sql, &params, Rows::Objects, &mut |b| buffers.push(&Uint8Array::from(b)) as usize - 1)?;
+        Ok(self.rows_to_js(&columns, buffers))
+    }
+
+    /// `watchQuery`: runs a query as `queryBytes` (`bytes`) or `query` does,
+    /// and hashes its result (see `codec::hash`). `null` when the hash is
+    /// `previous`: the result stays in wasm memory. Else `{ hash, value }`,
+    /// `value` exactly what `queryBytes`/`query` returns, `hash` 16 hex digits.
+    #[wasm_bindgen(js_name = watchQuery)]
+    pub fn watch_query(&mut self, sql: &str, params: JsValue, bytes: bool, previous: &str) -> JsResult<JsValue> {
+        self.db.drop_read_handle();
+        let params = Params::from_js(&params).map_err(js_err)?;
+        let mode = if bytes { Rows::Bytes } else { Rows::Objects };
+        // BLOBs that get buffers of their own are hashed as they pass, not
+        // copied out: the result may not have changed.
+        let (mut owned, mut count) = (ResultHash::new(0), 0);
+        let columns = self.run_query(sql, &params, mode, &mut |b| {
+            owned.part(b);
+            count += 1;
+            count - 1
+        })?;
+        let hash = self.result_hash(mode, &owned);
+        if hash == previous {
+            return Ok(JsValue::NULL);
+        }
+        let (hash, value) = match mode {
+            Rows::Bytes => (hash, Uint8Array::from(self.db.json.as_bytes()).into()),
+            Rows::Objects if count == 0 => (hash, self.rows_to_js(&columns, Array::new())),
+            // Changed, with own buffers that were not kept: run it again,
+            // copying them out, and hash what this run returns.
+            Rows::Objects => {
+                let (mut owned, buffers) = (ResultHash::new(0), Array::new());
+                let columns = self.run_query(sql, &params, mode, &mut |b| {
+                    owned.part(b);
+                    buffers.push(&Uint8Array::from(b)) as usize - 1
+                })?;
+                (self.result_hash(mode, &owned), self.rows_to_js(&columns, buffers))
+            }
+        };
+        let out = Object::new();
+        let _ = Reflect::set(&out, &"hash".into(), &hash.into());
+        let _ = Reflect::set(&out, &"value".into(), &value);
+        Ok(out.into())
+    }
+
+    /// `queryTables`: the tables of the `main` schema the one query in `sql`
+    /// reads, lowercased, sorted; a view's are its base tables', a virtual
+    /// table's include its shadow tables; `sqlite_schema` when it reads the
+    /// schema. Refuses (`RESQ_BAD_PARAM`) SQL that is not exactly one
+    /// statement that returns rows and writes nothing.
+    #[wasm_bindgen(js_name = queryTables)]
+    pub fn query_tables(&mut self, sql: &str) -> JsResult<Vec<String>> {
+        self.db.drop_read_handle();
+        self.db.query_tables(sql).map_err(|e| js_err(e.with_sql(sql)))
+    }
+
+    /// `takeChanged`: the tables of the `main` schema changed by transactions
+    /// that committed since the last call, lowercased, sorted; forgets them.
+    /// Rolled-back changes are left out, except that a `ROLLBACK TO` a
+    /// savepoint of the caller's own may leave its tables in (a table named
+    /// for nothing costs a watcher one re-run). `sqlite_schema` means DDL
+    /// committed (`CREATE`, `DROP`, `ALTER`): any query may read differently
+    /// (a table gone or reshaped, a view redefined), so re-run them all.
+    #[wasm_bindgen(js_name = takeChanged)]
+    pub fn take_changed(&mut self) -> Vec<String> {
+        self.db.drop_read_handle();
+        self.db.take_changed()
+    }
+
+    /// Closes the database and releases its storage. A second call is a no-op.
+    pub fn close(&mut self) -> JsResult<()> {
+        let r = self.db.close();
+        self.storage.release(&self.name);
+        r.map_err(js_err)
+    }
+}
+
+impl Connection {
+    /// Runs one query of `query`, `queryBytes` or `watchQuery`: its result is
+    /// left in `db.json` and `db.fixups`, BLOBs that get buffers of their own
+    /// go to `own` (which returns their index). Returns the column names
+    /// when there are fix-ups.
+    fn run_query(&mut self, sql: &str, params: &Params, mode: Rows, own: &mut dyn FnMut(&[u8]) -> usize) -> JsResult<Vec<String>> {
+        let mut bind = |names: &[Option<String>], arena: &mut Arena| bind_params(params, names, arena, None);
+        self.db.query(sql, &mut bind, mode, own).map_err(|e| js_err(e.with_sql(sql)))
+    }
+
+    /// The `query` result object of the last [`Self::run_query`], with its
+    /// own `buffers`.
+    fn rows_to_js(&self, columns: &[String], buffers: Array) -> JsValue {
         let out = Object::new();
         let set = |k: &str, v: &JsValue| {
             let _ = Reflect::set(&out, &k.into(), v);
@@ -203,14 +286,19 @@ impl Connection {
             set("side", &Uint8Array::from(fix.side.as_slice()));
             set("buffers", &buffers);
         }
-        Ok(out.into())
+        out.into()
     }
 
-    /// Closes the database and releases its storage. A second call is a no-op.
-    pub fn close(&mut self) -> JsResult<()> {
-        let r = self.db.close();
-        self.storage.release(&self.name);
-        r.map_err(js_err)
+    /// The hash of the last [`Self::run_query`]'s result in `mode`: every
+    /// part it returns (the columns are the JSON's keys), its own buffers
+    /// hashed in `owned` as they passed.
+    fn result_hash(&self, mode: Rows, owned: &ResultHash) -> String {
+        let mut hash = ResultHash::new(mode as u8);
+        hash.part(self.db.json.as_bytes());
+        hash.numbers(&self.db.fixups.cells);
+        hash.part(&self.db.fixups.side);
+        hash.word(owned.finish());
+        hash.hex()
     }
 }
 

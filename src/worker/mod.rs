@@ -7,9 +7,13 @@
 //! - `storage`: OPFS (one sync-access-handle pool per database) or memory.
 //! - `db`: the connection as the package uses it: statement cache, the
 //!   execute/query/batch loops, savepoints. Rust values only.
+//! - `tables`: the tables a live query reads (`queryTables`).
+//! - `hooks`: the connection's update, pre-update, commit and rollback
+//!   hooks, installed once and told to the parts below that listen.
 //! - `streams`: `Blob`/`File` parameters streamed into their cells.
 //! - `reads`: ranged reads of stored BLOBs, `blobStream` sessions.
-//! - `conn`: the SQLite handle: errors, prepare, step, blob open.
+//! - `conn`: the SQLite handle: errors, prepare (with the authorizer
+//!   listening, when asked), step, blob open.
 //! - `handle`: owners that finalize statements and close blob handles.
 
 mod conn;
@@ -17,8 +21,10 @@ mod convert;
 mod db;
 mod entry;
 mod handle;
+mod hooks;
 mod reads;
 mod storage;
 mod streams;
+mod tables;
 
 pub use entry::{sql_limit, stream_limit, Connection};

@@ -7,8 +7,9 @@
 //! first ([`Reads::drop_handle`]), so none stays open while statements run.
 //!
 //! A session (one `blobStream`) must deliver the value it started on, whole,
-//! or fail: never a mix of an old and a new value. An update hook marks a
-//! session changed when its row is inserted, updated or deleted; a rollback
+//! or fail: never a mix of an old and a new value. The update hook (see
+//! `hooks`) marks a session changed when its row is inserted, updated or
+//! deleted; a rollback
 //! marks the sessions begun inside a transaction (the value they started on
 //! may be undone). A changed session's next read fails with `SQLITE_ABORT`,
 //! as SQLite's own expired blob handles do.
@@ -19,8 +20,8 @@ use crate::codec::sql::quote_ident;
 use crate::codec::{Error, Result};
 use sqlite_wasm_rs as ffi;
 use std::cell::RefCell;
-use std::ffi::{c_char, c_int, c_void, CStr};
-use std::ptr;
+use std::ffi::c_int;
+use std::rc::Rc;
 
 /// Bytes moved per `sqlite3_blob_read` into scratch memory.
 const READ_CHUNK: usize = 1 << 20;
@@ -43,10 +44,32 @@ struct Session {
     changed: bool,
 }
 
+/// The open `blobStream` sessions. The connection's hooks (see `hooks`)
+/// tell them of row changes and rollbacks.
 #[derive(Default)]
-struct Sessions {
+pub struct Sessions {
     list: Vec<Session>,
     next: u32,
+}
+
+impl Sessions {
+    /// Row `rowid` of `db`.`table` was inserted, updated or deleted (the
+    /// update hook).
+    pub fn row_changed(&mut self, db: &[u8], table: &[u8], rowid: i64) {
+        if self.list.is_empty() || db != b"main" {
+            return;
+        }
+        for session in self.list.iter_mut().filter(|x| x.rowid == rowid && x.table.as_bytes().eq_ignore_ascii_case(table)) {
+            session.changed = true;
+        }
+    }
+
+    /// A rollback, of the transaction or to a savepoint.
+    pub fn rolled_back(&mut self) {
+        for session in self.list.iter_mut().filter(|x| x.in_transaction) {
+            session.changed = true;
+        }
+    }
 }
 
 /// The read handle kept between reads of one cell.
@@ -59,57 +82,19 @@ struct Kept {
 
 pub struct Reads {
     kept: Option<Kept>,
-    /// Boxed: the hooks hold its address.
-    sessions: Box<RefCell<Sessions>>,
+    /// Shared with the hooks, which mark them changed.
+    sessions: Rc<RefCell<Sessions>>,
     scratch: Vec<u8>,
 }
 
-unsafe extern "C" fn on_update(ctx: *mut c_void, _op: c_int, db: *const c_char, table: *const c_char, rowid: i64) {
-    let sessions = &*(ctx as *const RefCell<Sessions>);
-    let Ok(mut s) = sessions.try_borrow_mut() else { return };
-    if s.list.is_empty() || CStr::from_ptr(db).to_bytes() != b"main" {
-        return;
-    }
-    let table = CStr::from_ptr(table).to_bytes();
-    for session in s.list.iter_mut().filter(|x| x.rowid == rowid && x.table.as_bytes().eq_ignore_ascii_case(table)) {
-        session.changed = true;
-    }
-}
-
-unsafe extern "C" fn on_rollback(ctx: *mut c_void) {
-    let sessions = &*(ctx as *const RefCell<Sessions>);
-    if let Ok(mut s) = sessions.try_borrow_mut() {
-        s.rolled_back();
-    }
-}
-
-impl Sessions {
-    fn rolled_back(&mut self) {
-        for session in self.list.iter_mut().filter(|x| x.in_transaction) {
-            session.changed = true;
-        }
-    }
-}
-
 impl Reads {
-    /// Read state for `conn`, with its hooks installed (see the module doc).
-    pub fn new(conn: &Conn) -> Reads {
-        let reads = Reads { kept: None, sessions: Box::default(), scratch: Vec::new() };
-        let ctx = &*reads.sessions as *const RefCell<Sessions> as *mut c_void;
-        unsafe {
-            ffi::sqlite3_update_hook(conn.raw(), Some(on_update), ctx);
-            ffi::sqlite3_rollback_hook(conn.raw(), Some(on_rollback), ctx);
-        }
-        reads
+    pub fn new() -> Reads {
+        Reads { kept: None, sessions: Rc::default(), scratch: Vec::new() }
     }
 
-    /// Removes the hooks and the kept handle (before the connection closes).
-    pub fn detach(&mut self, conn: &Conn) {
-        self.drop_handle();
-        unsafe {
-            ffi::sqlite3_update_hook(conn.raw(), None, ptr::null_mut());
-            ffi::sqlite3_rollback_hook(conn.raw(), None, ptr::null_mut());
-        }
+    /// The sessions, for the hooks that mark them changed.
+    pub fn sessions(&self) -> Rc<RefCell<Sessions>> {
+        Rc::clone(&self.sessions)
     }
 
     /// A rollback that the rollback hook does not see (`ROLLBACK TO`).

@@ -1,9 +1,9 @@
 //! `Blob`/`File` parameters that stream into their cells.
 //!
 //! The statement runs with each such value bound as a placeholder (see
-//! [`crate::codec::stream`]) while a pre-update hook notes every row change
-//! whose new values hold one: the statement's own cell, and copies its
-//! triggers made. After the step those cells are checked (still holding the
+//! [`crate::codec::stream`]) while a [`Watch`], told of every row change by
+//! the pre-update hook (see `hooks`), notes those whose new values hold one:
+//! the statement's own cell, and copies its triggers made. After the step those cells are checked (still holding the
 //! placeholder, in a rowid table), resized to the value's length with
 //! triggers off, and opened for writing; the worker then writes the value
 //! into all of them chunk by chunk. Wasm memory holds one chunk at a time.
@@ -21,7 +21,7 @@ use crate::codec::sql::quote_ident;
 use crate::codec::stream::{Placeholder, PLACEHOLDER_LEN};
 use crate::codec::{Error, Result};
 use sqlite_wasm_rs as ffi;
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, CStr};
 use std::ptr;
 
 /// A streamed parameter as bound: its label (`parameter 2`), its size and
@@ -65,31 +65,14 @@ pub struct Footprint {
     trigger_reads: Vec<(String, String)>,
 }
 
-unsafe extern "C" fn on_authorize(
-    ctx: *mut c_void,
-    action: c_int,
-    a: *const c_char,
-    b: *const c_char,
-    db: *const c_char,
-    trigger: *const c_char,
-) -> c_int {
-    let f = &mut *(ctx as *mut Footprint);
-    let s = |p: *const c_char| if p.is_null() { String::new() } else { CStr::from_ptr(p).to_string_lossy().into_owned() };
-    match action {
-        ffi::SQLITE_INSERT | ffi::SQLITE_UPDATE => f.writes.push((s(db), s(a), trigger.is_null())),
-        ffi::SQLITE_READ if !trigger.is_null() => f.trigger_reads.push((s(a), s(b))),
-        _ => {}
-    }
-    ffi::SQLITE_OK
-}
-
 /// Prepares the one statement of `sql` while noting its [`Footprint`].
 pub fn prepare(conn: &Conn, sql: &str) -> Result<(Statement, Footprint)> {
     let mut footprint = Footprint::default();
-    unsafe { ffi::sqlite3_set_authorizer(conn.raw(), Some(on_authorize), &mut footprint as *mut Footprint as *mut c_void) };
-    let prepared = conn.prepare(sql, 0);
-    unsafe { ffi::sqlite3_set_authorizer(conn.raw(), None, ptr::null_mut()) };
-    let (stmt, tail) = prepared?;
+    let (stmt, tail) = conn.prepare_noting(sql, 0, &mut |x| match x.action {
+        ffi::SQLITE_INSERT | ffi::SQLITE_UPDATE => footprint.writes.push((x.db.to_owned(), x.a.to_owned(), x.inner.is_none())),
+        ffi::SQLITE_READ if x.inner.is_some() => footprint.trigger_reads.push((x.a.to_owned(), x.b.to_owned())),
+        _ => {}
+    })?;
     let one = "with parameters, execute takes exactly one statement (run a script without parameters)";
     match stmt {
         Some(stmt) if crate::codec::sql::is_blank(tail) => Ok((stmt, footprint)),
@@ -108,63 +91,56 @@ struct Hit {
     which: usize,
 }
 
-struct Watch<'a> {
-    placeholders: &'a [Placeholder],
+/// Where the placeholders of one streaming statement land: told of every
+/// row change while the statement steps (see `hooks`).
+pub struct Watch {
+    placeholders: Vec<Placeholder>,
     hits: Vec<Hit>,
 }
 
 /// SQLite's default most columns a table can have.
 const MAX_COLUMNS: c_int = 2000;
 
-unsafe extern "C" fn on_preupdate(
-    ctx: *mut c_void,
-    db: *mut ffi::sqlite3,
-    op: c_int,
-    schema: *const c_char,
-    table: *const c_char,
-    _old_rowid: i64,
-    new_rowid: i64,
-) {
-    if op != ffi::SQLITE_INSERT && op != ffi::SQLITE_UPDATE {
-        return;
-    }
-    let w = &mut *(ctx as *mut Watch);
-    for i in 0..MAX_COLUMNS {
-        let mut v = ptr::null_mut();
-        let rc = ffi::sqlite3_preupdate_new(db, i, &mut v);
-        if rc == ffi::SQLITE_MISUSE {
-            break; // past the last column
+impl Watch {
+    /// A row change, from the pre-update hook (its arguments): notes each
+    /// new value that is one of the placeholders.
+    ///
+    /// # Safety
+    /// Only inside a pre-update hook call on `db`, with its arguments.
+    pub unsafe fn note(&mut self, db: *mut ffi::sqlite3, op: c_int, schema: *const c_char, table: *const c_char, new_rowid: i64) {
+        if op != ffi::SQLITE_INSERT && op != ffi::SQLITE_UPDATE {
+            return;
         }
-        if rc != ffi::SQLITE_OK
-            || ffi::sqlite3_value_type(v) != ffi::SQLITE_BLOB
-            || ffi::sqlite3_value_bytes(v) != PLACEHOLDER_LEN as c_int
-        {
-            continue;
-        }
-        let bytes = std::slice::from_raw_parts(ffi::sqlite3_value_blob(v) as *const u8, PLACEHOLDER_LEN);
-        if let Some(which) = w.placeholders.iter().position(|p| p[..] == *bytes) {
-            let s = |p: *const c_char| CStr::from_ptr(p).to_string_lossy().into_owned();
-            w.hits.push(Hit { db: s(schema), table: s(table), rowid: new_rowid, column: i, which });
+        for i in 0..MAX_COLUMNS {
+            let mut v = ptr::null_mut();
+            let rc = ffi::sqlite3_preupdate_new(db, i, &mut v);
+            if rc == ffi::SQLITE_MISUSE {
+                break; // past the last column
+            }
+            if rc != ffi::SQLITE_OK
+                || ffi::sqlite3_value_type(v) != ffi::SQLITE_BLOB
+                || ffi::sqlite3_value_bytes(v) != PLACEHOLDER_LEN as c_int
+            {
+                continue;
+            }
+            let bytes = std::slice::from_raw_parts(ffi::sqlite3_value_blob(v) as *const u8, PLACEHOLDER_LEN);
+            if let Some(which) = self.placeholders.iter().position(|p| p[..] == *bytes) {
+                let s = |p: *const c_char| CStr::from_ptr(p).to_string_lossy().into_owned();
+                self.hits.push(Hit { db: s(schema), table: s(table), rowid: new_rowid, column: i, which });
+            }
         }
     }
-}
-
-/// Steps `stmt` to the end while noting where each placeholder lands.
-fn step_watched(conn: &Conn, stmt: &Statement, placeholders: &[Placeholder]) -> Result<Vec<Hit>> {
-    let mut watch = Watch { placeholders, hits: Vec::new() };
-    unsafe { ffi::sqlite3_preupdate_hook(conn.raw(), Some(on_preupdate), &mut watch as *mut Watch as *mut c_void) };
-    let stepped = conn.step_all(stmt.raw());
-    unsafe { ffi::sqlite3_preupdate_hook(conn.raw(), None, ptr::null_mut()) };
-    stepped.map(|_| watch.hits)
 }
 
 /// Runs a prepared streaming statement and makes its target cells ready:
-/// returns one [`Stream`] per streamed value, in order. On error the caller
-/// rolls back its savepoint.
-pub fn run(conn: &Conn, stmt: &Statement, footprint: &Footprint, streamed: &[Streamed]) -> Result<Vec<Stream>> {
-    let placeholders: Vec<Placeholder> = streamed.iter().map(|s| s.placeholder).collect();
+/// returns one [`Stream`] per streamed value, in order. `step` steps the
+/// statement to the end with the [`Watch`] told of every row change. On
+/// error the caller rolls back its savepoint.
+pub fn run(conn: &Conn, footprint: &Footprint, streamed: &[Streamed], step: impl FnOnce(&mut Watch) -> Result<()>) -> Result<Vec<Stream>> {
+    let mut watch = Watch { placeholders: streamed.iter().map(|s| s.placeholder).collect(), hits: Vec::new() };
     let before = conn.total_changes();
-    let mut hits = step_watched(conn, stmt, &placeholders)?;
+    step(&mut watch)?;
+    let Watch { placeholders, mut hits } = watch;
     // A statement that changed nothing (an UPDATE whose WHERE matched no
     // row) stored its values nowhere, rightly.
     let changed = conn.total_changes() != before;
