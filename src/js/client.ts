@@ -1,10 +1,13 @@
 // Requests to a worker and their replies, over anything that speaks
-// `postMessage` (a Worker today; a MessagePort to a worker in another tab
-// later). Replies come back in request order; a dead worker rejects every
-// pending and future call with RESQ_WORKER_DIED.
+// `postMessage` (the Worker this tab started, or a MessagePort to the
+// worker of the tab that leads the database). Replies come back in request
+// order; live-query results, sent unasked, go to `onPush`. A dead worker
+// rejects every pending and future call with RESQ_WORKER_DIED. A worker
+// whose tab closed the database says so (`onClosing`) and hands back the
+// requests that reach it afterwards, unrun (`onRetry`), for the next one.
 
 import { ResqError } from './errors.js';
-import type { Fatal, Op, Replies, Reply, Requests, WireError } from './protocol.js';
+import { transfersOf, type Bounced, type Closing, type Fatal, type Op, type Push, type Replies, type Reply, type Requests, type WireError } from './protocol.js';
 
 /** The part of a Worker or MessagePort the client needs. */
 export interface Port {
@@ -15,6 +18,16 @@ export interface Port {
 interface Pending {
   resolve(value: unknown): void;
   reject(error: ResqError): void;
+  /** What the caller passed along with the call, given back on a retry. */
+  tag: unknown;
+}
+
+/** What a client tells its owner besides replies. */
+export interface ClientEvents {
+  onPush?(push: Push): void;
+  onClosing?(): void;
+  /** A request handed back unrun: send it on elsewhere; its promise settles with that. */
+  onRetry?(op: Op, fields: Record<string, unknown>, transfer: Transferable[], tag: unknown): Promise<unknown>;
 }
 
 export class Client {
@@ -23,12 +36,19 @@ export class Client {
   #nextId = 1;
   #dead: ResqError | null = null;
 
-  constructor(port: Port) {
+  #events: ClientEvents;
+
+  constructor(port: Port, events: ClientEvents = {}) {
     this.#port = port;
-    port.addEventListener('message', (e) => this.#receive(e.data as Reply | Fatal));
+    this.#events = events;
+    port.addEventListener('message', (e) => this.#receive(e.data as Reply | Fatal | Push | Closing | Bounced));
   }
 
-  call<K extends Op>(op: K, fields: Requests[K], transfer: Transferable[] = []): Promise<Replies[K]> {
+  get dead(): boolean {
+    return this.#dead !== null;
+  }
+
+  call<K extends Op>(op: K, fields: Requests[K], transfer: Transferable[] = [], tag?: unknown): Promise<Replies[K]> {
     if (this.#dead) return Promise.reject(this.#dead);
     const id = this.#nextId++;
     try {
@@ -37,7 +57,7 @@ export class Client {
       // Nothing was sent: a value the structured clone cannot carry.
       return this.fail(new ResqError('RESQ_BAD_PARAM', `a parameter cannot be sent to the worker: ${(err as Error).message}`)) as Promise<never>;
     }
-    return new Promise((resolve, reject) => this.#pending.set(id, { resolve: resolve as (v: unknown) => void, reject }));
+    return new Promise((resolve, reject) => this.#pending.set(id, { resolve: resolve as (v: unknown) => void, reject, tag }));
   }
 
   /**
@@ -59,8 +79,18 @@ export class Client {
     this.#pending.clear();
   }
 
-  #receive(msg: Reply | Fatal): void {
+  #receive(msg: Reply | Fatal | Push | Closing | Bounced): void {
     if ('fatal' in msg) return this.die(msg.fatal);
+    if ('push' in msg) return this.#events.onPush?.(msg);
+    if ('closing' in msg) return this.#events.onClosing?.();
+    if ('retry' in msg) {
+      const p = this.#pending.get(msg.id);
+      if (!p || !this.#events.onRetry) return;
+      this.#pending.delete(msg.id);
+      const { id: _, op, ...fields } = msg.retry;
+      this.#events.onRetry(op, fields, transfersOf(msg.retry), p.tag).then(p.resolve, p.reject);
+      return;
+    }
     const p = this.#pending.get(msg.id);
     if (!p) return;
     this.#pending.delete(msg.id);
@@ -68,3 +98,4 @@ export class Client {
     else p.reject(new ResqError(msg.error.code as ResqError['code'], msg.error.message, msg.error.errno));
   }
 }
+

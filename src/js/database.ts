@@ -1,11 +1,12 @@
 // An open database: the calls, in order, and the transaction gate.
 
-import type { Client } from './client.js';
 import { ResqError, badParam } from './errors.js';
+import type { Link, Watcher } from './link.js';
 import { USED, prepareParams, type Outgoing, type Params } from './params.js';
-import type { Cell, Op, Range, Replies, Requests, RunResult } from './protocol.js';
+import type { Cell, Op, QueryResult, Range, Replies, Requests, RunResult } from './protocol.js';
 import { decodeRows, type Row } from './rows.js';
 import { StagedBlob, type Send } from './staged.js';
+import { subscribe, type Subscription, type WatchOptions } from './watch.js';
 
 /** A byte range of a stored value; both default to the whole value. */
 export type BlobRange = Range;
@@ -66,7 +67,7 @@ function blobFields(table: unknown, column: unknown, rowid: unknown, options: Bl
  * database's gate, or a transaction's). Arguments `send` refuses
  * fail in their turn, like every call.
  */
-function blobReads(send: Send, refuse: (err: ResqError) => Promise<never>): BlobReads {
+function blobReads(send: Send, refuse: (err: ResqError) => Promise<never>, generation: () => number): BlobReads {
   const checked = <K extends Op>(op: K, build: () => Requests[K]): Promise<Replies[K]> => {
     let fields: Requests[K];
     try {
@@ -89,18 +90,21 @@ function blobReads(send: Send, refuse: (err: ResqError) => Promise<never>): Blob
       let session = 0;
       let at = 0;
       let end = 0;
-      const close = () => void send('blobStreamClose', { session }).catch(() => {});
+      // The session lives in one worker: after a failover, reads reject.
+      let held = 0;
+      const close = () => void send('blobStreamClose', { session }, [], held).catch(() => {});
       return new ReadableStream<Uint8Array>(
         {
           start: async () => {
             if (!Number.isInteger(chunkSize) || chunkSize < 1) throw badParam('chunkSize must be a whole number of bytes, 1 or more');
             [session, at, end] = await checked('blobStreamOpen', () => blobFields(table, column, rowid, options));
+            held = generation();
             if (at >= end) close();
           },
           pull: async (controller) => {
             if (at >= end) return controller.close();
             const length = Math.min(chunkSize, end - at);
-            const bytes = await send('blobStreamRead', { session, offset: at, length });
+            const bytes = await send('blobStreamRead', { session, offset: at, length }, [], held);
             at += length;
             controller.enqueue(bytes);
             if (at >= end) controller.close();
@@ -117,7 +121,7 @@ function blobReads(send: Send, refuse: (err: ResqError) => Promise<never>): Blob
 
 /** An open database. Calls complete in the order they were made. */
 export class Database implements Transaction {
-  #client: Client;
+  #link: Link;
   #threshold: number;
   #forget: () => void;
   #closed: Promise<void> | null = null;
@@ -128,11 +132,11 @@ export class Database implements Transaction {
   #reads: BlobReads;
 
   /** @internal use `open()` */
-  constructor(client: Client, threshold: number, forget: () => void) {
-    this.#client = client;
+  constructor(link: Link, threshold: number, forget: () => void) {
+    this.#link = link;
     this.#threshold = threshold;
     this.#forget = forget;
-    this.#reads = blobReads(this.#send, (err) => this.#gate(() => this.#client.fail(err)));
+    this.#reads = blobReads(this.#send, (err) => this.#gate(() => this.#link.fail(err)), () => this.#link.generation);
   }
 
   // Each call checks and copies its parameters now, as it is made, even when
@@ -177,24 +181,28 @@ export class Database implements Transaction {
    * package prints a `console.warn` naming the cause.
    */
   transaction<T>(fn: (tx: Transaction) => Promise<T> | T): Promise<T> {
-    if (typeof fn !== 'function') return this.#gate(() => this.#client.fail(badParam('transaction() takes a function')));
+    if (typeof fn !== 'function') return this.#gate(() => this.#link.fail(badParam('transaction() takes a function')));
     return this.#gate(async () => {
       this.#txOpen = true;
       this.#warned = false;
       let live = true;
+      // The worker that runs BEGIN holds the transaction: its every call,
+      // COMMIT and ROLLBACK included, goes there or nowhere (link.ts).
+      let held: number | undefined;
       const ended = () => badParam('this transaction has ended; use the database instead');
       const guard = <R>(send: () => Promise<R>): Promise<R> => (live ? send() : Promise.reject(ended()));
-      const send: Send = (op, fields, transfer) => guard(() => this.#client.call(op, fields, transfer));
+      const send: Send = (op, fields, transfer) => guard(() => this.#link.call(op, fields, transfer, held));
       const tx: Transaction = {
-        execute: (sql, params) => guard(this.#request('execute', sql, params, false, true)),
-        query: (sql, params) => guard(this.#request('query', sql, params, false, true)).then((r) => decodeRows(r) as never),
-        queryBytes: (sql, params) => guard(this.#request('queryBytes', sql, params, false, true)),
-        executeBatch: (sql, sets) => guard(this.#request('executeBatch', sql, sets, false, true)),
-        ...blobReads(send, (err) => guard(() => this.#client.fail(err))),
+        execute: (sql, params) => guard(this.#request('execute', sql, params, false, held)),
+        query: (sql, params) => guard(this.#request('query', sql, params, false, held)).then((r) => decodeRows(r) as never),
+        queryBytes: (sql, params) => guard(this.#request('queryBytes', sql, params, false, held)),
+        executeBatch: (sql, sets) => guard(this.#request('executeBatch', sql, sets, false, held)),
+        ...blobReads(send, (err) => guard(() => this.#link.fail(err)), () => held!),
       };
-      const exec = (sql: string) => this.#request('execute', sql, undefined, false)();
+      const exec = (sql: string) => this.#link.call('execute', { sql }, [], held);
       try {
         await exec('BEGIN IMMEDIATE');
+        held = this.#link.generation;
         let result: T;
         try {
           result = await fn(tx);
@@ -225,13 +233,72 @@ export class Database implements Transaction {
    * blob as a parameter to `execute` writes it into its row once.
    */
   stageBlob(): Promise<StagedBlob> {
-    return this.#send('stageOpen', {}).then((id) => new StagedBlob(id, this.#send, this));
+    return this.#send('stageOpen', {}).then((id) => new StagedBlob(id, this.#send, this, this.#link.generation));
+  }
+
+  /**
+   * A live query. `callback` gets the rows now, then again after every
+   * committed change, made in any tab, to a table the query reads, but not
+   * when the rows came out the same. Returns the subscription: call it to
+   * stop. Without a callback, iterate it instead:
+   * `for await (const rows of db.watch(sql, params)) …` (a slow loop skips
+   * to the newest rows). `await sub.ready` rejects when the query cannot be
+   * watched (invalid SQL, a statement that writes). A callback that throws
+   * is reported (`reportError`) and keeps its subscription.
+   */
+  watch<R extends Row = Row>(sql: string, params?: Params, callback?: (rows: R[]) => void, options: WatchOptions = {}): Subscription<R[]> {
+    return this.#watch(sql, params, false, (v) => decodeRows(v as QueryResult) as R[], callback, options);
+  }
+
+  /** {@link watch}, with each result as `queryBytes` gives it: UTF-8 JSON text. */
+  watchBytes(sql: string, params?: Params, callback?: (json: Uint8Array) => void, options: WatchOptions = {}): Subscription<Uint8Array> {
+    return this.#watch(sql, params, true, (v) => v as Uint8Array, callback, options);
+  }
+
+  #watch<T>(
+    sql: string,
+    params: Params | undefined,
+    bytes: boolean,
+    decode: (v: QueryResult | Uint8Array) => T,
+    callback: ((value: T) => void) | undefined,
+    options: WatchOptions,
+  ): Subscription<T> {
+    let refused: ResqError | null = null;
+    let kept: unknown;
+    try {
+      if (typeof sql !== 'string') throw badParam('sql must be a string');
+      if (callback !== undefined && typeof callback !== 'function') throw badParam('the watch callback must be a function');
+      if (options === null || typeof options !== 'object') throw badParam('watch options must be an object');
+      // Kept (copied) for as long as the watch lives: it is sent again to
+      // each new leader tab, so nothing is transferred or staged.
+      const out: Outgoing = { owner: this, transfer: new Set(), staged: [] };
+      kept = prepareParams(params, 0, out);
+      const values = kept && typeof kept === 'object' ? Object.values(kept) : [];
+      if (out.staged.length > 0 || values.some((v) => v instanceof Blob)) {
+        throw badParam('watch parameters are values (numbers, strings, bigints, bytes, null), not Blobs, Files or staged blobs');
+      }
+    } catch (err) {
+      refused = err instanceof ResqError ? err : badParam(`the parameters could not be read: ${String(err)}`);
+    }
+    const start = (w: Watcher): Promise<number> =>
+      this.#gate(() => {
+        if (refused) return this.#link.fail(refused);
+        const { id, registered } = this.#link.watch(w);
+        return registered.then(
+          () => id,
+          (err) => {
+            this.#link.unwatch(id);
+            throw err;
+          },
+        );
+      });
+    return subscribe(start, (id) => this.#link.unwatch(id), { sql, params: kept, bytes }, decode, callback, options);
   }
 
   /** Closes the database and stops its worker. Later calls reject with RESQ_CLOSED. */
   close(): Promise<void> {
     if (this.#closed) return this.#closed;
-    const closing = this.#gate(() => this.#client.call('close', {}).then(() => undefined));
+    const closing = this.#gate(() => this.#link.call('close', {}).then(() => undefined));
     this.#closed = closing.then(
       () => this.#forget(),
       (err) => {
@@ -243,7 +310,7 @@ export class Database implements Transaction {
   }
 
   /** Sends one request through the gate. */
-  #send: Send = (op, fields, transfer) => this.#gate(() => this.#client.call(op, fields, transfer));
+  #send: Send = (op, fields, transfer, generation) => this.#gate(() => this.#link.call(op, fields, transfer, generation));
 
   #gate<T>(run: () => Promise<T>): Promise<T> {
     if (this.#closed) {
@@ -282,15 +349,16 @@ export class Database implements Transaction {
    * call. A call that `waits` (for a transaction to end) copies even small
    * buffers now, which the structured clone would otherwise copy only when it
    * is sent. A call refused here still fails in its turn. A call of a
-   * transaction callback (`inTx`) is marked so: the worker refuses its SQL
-   * if it would begin or end the transaction.
+   * transaction callback is marked so, with the worker generation that
+   * holds its transaction (`tx`): the worker refuses its SQL if it would
+   * begin or end the transaction.
    */
   #request<K extends 'execute' | 'query' | 'queryBytes' | 'executeBatch'>(
     op: K,
     sql: string,
     params: Params | readonly Params[] | undefined,
     waits: boolean,
-    inTx = false,
+    tx?: number,
   ): () => Promise<Replies[K]> {
     const out: Outgoing = { owner: this, transfer: new Set(), staged: [] };
     const threshold = waits ? 0 : this.#threshold;
@@ -307,13 +375,18 @@ export class Database implements Transaction {
       // Not only our own refusals: reading the parameters can throw too (a
       // getter, a Proxy), and the page then learns why.
       const refused = err instanceof ResqError ? err : badParam(`the parameters could not be read: ${String(err)}`);
-      return () => this.#client.fail(refused);
+      return () => this.#link.fail(refused);
     }
-    if (inTx) fields.tx = true;
+    if (tx !== undefined) fields.tx = true;
     // Only `execute` stores staged values (elsewhere the worker refuses them).
     const staged = op === 'execute' ? out.staged : [];
     if (staged.length > 0) (fields as Requests['execute']).staged = true;
-    const send = () => this.#client.call(op, fields, [...out.transfer]);
+    // Staged bytes live in one worker: the call goes there or nowhere.
+    const generation = tx ?? staged[0]?.generation;
+    if (staged.some((b) => b.generation !== generation)) {
+      return () => this.#link.fail(new ResqError('RESQ_WORKER_DIED', 'the worker that held a staged blob of this call is gone; stage the value again'));
+    }
+    const send = () => this.#link.call(op, fields, [...out.transfer], generation);
     if (staged.length === 0) return send;
     // A staged blob is consumed by the call that stores it (the worker has
     // discarded it); a failed call leaves it usable.

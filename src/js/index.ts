@@ -8,8 +8,8 @@
 // SQLite runs in a dedicated worker that `open()` starts; this module never
 // loads the wasm. Calls are messages; rows come back as JSON bytes.
 
-import { Client } from './client.js';
 import { Database } from './database.js';
+import { Link } from './link.js';
 import { ResqError, badParam } from './errors.js';
 import { Transfer, isDetached } from './params.js';
 import type { Storage } from './protocol.js';
@@ -18,6 +18,7 @@ export { Database, ResqError, Transfer };
 export { StagedBlob } from './staged.js';
 export type { BlobRange, BlobReads, Transaction } from './database.js';
 export type { ResqErrorCode } from './errors.js';
+export type { Subscription, WatchOptions } from './watch.js';
 export type { Params, SqlValue } from './params.js';
 export type { RunResult, Storage } from './protocol.js';
 export type { Row } from './rows.js';
@@ -52,13 +53,14 @@ export function transfer(bytes: ArrayBuffer | ArrayBufferView): Transfer {
   return new Transfer(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
 }
 
-/** Names open in this page, and who holds each: a second open() of one would diverge from the first. */
-const holders = new Map<string, object>();
-
 /**
  * Opens (creating if needed) a database. Names SQLite would make a memory
  * database of (`':memory:'` with `storage: 'opfs'`, a `file:` URI) are
  * refused with RESQ_BAD_PARAM: never a silent memory database.
+ *
+ * An OPFS database may be open in any number of tabs (and several times in
+ * one): one tab's worker holds it and the others' calls go there (see
+ * link.ts). A memory database is private to its `open()`.
  */
 export async function open(name: string, options: OpenOptions = {}): Promise<Database> {
   if (typeof name !== 'string') throw badParam('open() takes a database name such as "media.db"');
@@ -69,38 +71,7 @@ export async function open(name: string, options: OpenOptions = {}): Promise<Dat
   if (storage === 'opfs' && !globalThis.navigator?.storage?.getDirectory) {
     throw new ResqError('RESQ_UNSUPPORTED', "this browser has no origin private file system (OPFS); use { storage: 'memory' }");
   }
-  const key = name === ':memory:' ? null : `${String(storage)}:${name}`;
-  if (key !== null && holders.has(key)) {
-    throw new ResqError('RESQ_LOCKED', `${name} is already open in this page: share that Database instead of opening it twice`);
-  }
-  const holder = {};
-  if (key !== null) holders.set(key, holder);
-  const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: `resq-wasm: ${name}` });
-  const client = new Client(worker);
-  const lifetime = new AbortController();
-  const forget = () => {
-    lifetime.abort();
-    worker.terminate();
-    if (key !== null && holders.get(key) === holder) holders.delete(key);
-  };
-  const die = (reason: string) => {
-    client.die(reason);
-    forget();
-  };
-  worker.addEventListener('error', (e) => die(e.message || 'the worker script failed to load or threw'));
-  worker.addEventListener('messageerror', () => die('a reply could not be deserialized'));
-  // The worker holds this Web Lock while it lives; when the page gets it,
-  // the worker has ended, even if nothing told the page (a browser stopping
-  // it under memory pressure, `terminate()` from outside).
-  const lock = `resq-wasm-worker:${crypto.randomUUID?.() ?? `${Date.now()}-${Math.random()}`}`;
-  try {
-    await client.call('open', { name, storage, blobTransferThreshold: threshold === Infinity ? -1 : threshold, lock });
-  } catch (err) {
-    forget();
-    throw err;
-  }
-  navigator.locks
-    ?.request(lock, { signal: lifetime.signal }, () => die('the worker was stopped (by the browser, or from outside)'))
-    .catch(() => {});
-  return new Database(client, threshold, forget);
+  const link = new Link({ name, storage, blobTransferThreshold: threshold === Infinity ? -1 : threshold });
+  await link.ready;
+  return new Database(link, threshold, () => link.close());
 }

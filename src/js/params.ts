@@ -30,6 +30,8 @@ export abstract class StagedParam {
    * `label`) once used or discarded, or when it belongs to another database.
    */
   abstract stagedId(label: string, owner: object): number;
+  /** @internal the worker generation that holds its bytes (see link.ts) */
+  abstract readonly generation: number;
   /** @internal the call that stored it succeeded */
   abstract [USED](): void;
 }

@@ -44,6 +44,13 @@ export interface Requests {
   stageDiscard: { stage: number };
   close: Record<string, never>;
   /**
+   * A live query: the reply is its result now (`null` if its hash is
+   * `previous`); later results come as {@link Push}es with the same
+   * `watch` id, chosen by the caller.
+   */
+  watch: { watch: number; sql: string; params?: unknown; bytes: boolean; previous: string };
+  unwatch: { watch: number };
+  /**
    * A call the page already refused (a bad parameter): the worker only sends
    * `error` back, so the rejection comes in its turn, after the replies to
    * the calls made before it.
@@ -78,8 +85,74 @@ export interface Replies {
   stageAppend: number;
   stageDiscard: null;
   close: null;
+  watch: WatchResult | null;
+  unwatch: null;
   fail: never;
 }
+
+/** A live query's result: `value` is what `query` (or `queryBytes`) gives. */
+export interface WatchResult {
+  /** 64-bit hash of the encoded result, as hex: equal results, equal hashes. */
+  hash: string;
+  value: QueryResult | Uint8Array;
+}
+
+/** A leader's worker to a following tab, first, on its new port. */
+export interface Hello {
+  hello: true;
+}
+
+/**
+ * To a following tab: the tab that led closed the database. Replies to
+ * its requests received before this came first; those after it come back
+ * unrun ({@link Bounced}).
+ */
+export interface Closing {
+  closing: true;
+}
+
+/** A request handed back unrun, with its buffers, to send to the next leader. */
+export interface Bounced {
+  id: number;
+  retry: Request;
+}
+
+/** The buffers of a request handed back (they came moved, and move on again). */
+export function transfersOf(v: unknown, out = new Set<ArrayBuffer>(), depth = 0): ArrayBuffer[] {
+  if (ArrayBuffer.isView(v)) {
+    if (v.buffer instanceof ArrayBuffer) out.add(v.buffer);
+  } else if (depth < 3 && v !== null && typeof v === 'object' && !(v instanceof Blob)) {
+    for (const x of Object.values(v)) transfersOf(x, out, depth + 1);
+  }
+  return [...out];
+}
+
+/** A live query's new result (or the error its re-run hit), sent unasked. */
+export type Push = { push: number } & ({ result: WatchResult } | { error: WireError });
+
+/**
+ * The page hands its worker a port from a tab that follows it (the port in
+ * the message's `ports`); `lock` is held by that tab while it lives.
+ */
+export interface Attach {
+  attach: string;
+}
+
+/**
+ * Messages to the port broker (broker.ts). `lock` is the leader worker's
+ * lifetime lock (`lead`, `resign`) or the following tab's (`connect`, whose
+ * MessagePort goes to the leader).
+ */
+export type BrokerRequest =
+  | { kind: 'lead'; name: string; lock: string }
+  | { kind: 'resign'; name: string; lock: string }
+  | { kind: 'connect'; name: string; lock: string };
+
+/**
+ * From the broker: to a leader, a follower's port (`follower`, the port in
+ * `ports`); to a follower, whose worker its port went to (`leader`).
+ */
+export type BrokerReply = { kind: 'follower'; name: string; lock: string } | { kind: 'leader'; name: string; lock: string };
 
 export type Op = keyof Requests;
 export type Request = { [K in Op]: { id: number; op: K } & Requests[K] }[Op];

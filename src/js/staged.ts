@@ -8,24 +8,31 @@ import type { Op, Replies, Requests } from './protocol.js';
 /** Appends a staged blob's `writable` keeps in flight before it waits for one. */
 const WRITABLE_IN_FLIGHT = 8;
 
-/** Sends one request to the worker, in the database's call order. */
-export type Send = <K extends Op>(op: K, fields: Requests[K], transfer?: Transferable[]) => Promise<Replies[K]>;
+/**
+ * Sends one request to the worker, in the database's call order. With
+ * `generation`, only to the worker of that generation (see link.ts): the
+ * call refers to something that lives there.
+ */
+export type Send = <K extends Op>(op: K, fields: Requests[K], transfer?: Transferable[], generation?: number) => Promise<Replies[K]>;
 
 /** See `Database.stageBlob`. */
 export class StagedBlob extends StagedParam {
   #id: number;
   #send: Send;
   #owner: object;
+  /** @internal the worker generation that holds the staged bytes */
+  readonly generation: number;
   #size = 0;
   #state: 'open' | 'used' | 'discarded' | 'failed' = 'open';
   #writable: WritableStream<Uint8Array | ArrayBuffer | Blob> | null = null;
 
   /** @internal use `db.stageBlob()` */
-  constructor(id: number, send: Send, owner: object) {
+  constructor(id: number, send: Send, owner: object, generation: number) {
     super();
     this.#id = id;
     this.#send = send;
     this.#owner = owner;
+    this.generation = generation;
   }
 
   /** Bytes appended so far (counting appends still on their way). */
@@ -53,7 +60,7 @@ export class StagedBlob extends StagedParam {
       return this.#fail(badParam('append() takes bytes (Uint8Array, ArrayBuffer) or a Blob'));
     }
     this.#size += value instanceof Blob ? value.size : value.byteLength;
-    return this.#send('stageAppend', { stage: this.#id, chunk: value }, transfer).then(
+    return this.#send('stageAppend', { stage: this.#id, chunk: value }, transfer, this.generation).then(
       () => undefined,
       (err: ResqError) => this.#fail(err),
     );
@@ -95,7 +102,11 @@ export class StagedBlob extends StagedParam {
   discard(): Promise<void> {
     if (this.#state !== 'open' && this.#state !== 'failed') return Promise.resolve();
     this.#state = 'discarded';
-    return this.#send('stageDiscard', { stage: this.#id }).then(() => undefined);
+    return this.#send('stageDiscard', { stage: this.#id }, [], this.generation).then(
+      () => undefined,
+      // Its worker went, and the staged bytes with it.
+      (err: ResqError) => (err.code === 'RESQ_WORKER_DIED' ? undefined : Promise.reject(err)),
+    );
   }
 
   /** Used when this staged blob is passed as a parameter (not for application code). */

@@ -1,15 +1,23 @@
 // The worker entry (`resq-wasm/worker`): loads the wasm, owns the one
-// connection, and answers the page's requests in the order they arrive.
+// connection, and answers its callers' requests in the order they arrive.
 // The page never loads the wasm; only this file does.
+//
+// Callers: the page that started this worker, and the tabs that follow it
+// (each through a MessagePort the page hands over, see link.ts). While one
+// caller has a transaction open, the others' requests wait, so transactions
+// from different tabs never interleave. What a caller made here (staged
+// blobs, blob streams, live queries, an open transaction) is its own, and
+// goes when it leaves: by closing, or when its tab ends (the Web Lock it
+// held is freed).
 
 import init, { Connection, sqlLimit, streamLimit } from './wasm/resq_wasm.js';
-import type { Op, Replies, Request, Requests, WireError } from './protocol.js';
-import { isStagedRef } from './protocol.js';
+import type { Attach, Op, Push, Replies, Request, Requests, WatchResult, WireError } from './protocol.js';
+import { isStagedRef, transfersOf } from './protocol.js';
 import { StageSpace, StagedSource } from './stage.js';
 
 /** The parts of DedicatedWorkerGlobalScope used here (the DOM lib lacks it). */
 interface WorkerScope {
-  onmessage: ((e: MessageEvent<Request>) => void) | null;
+  onmessage: ((e: MessageEvent) => void) | null;
   postMessage(message: unknown, transfer?: Transferable[]): void;
   close(): void;
   /** Set by the wasm's panic hook just before it traps. */
@@ -18,21 +26,116 @@ interface WorkerScope {
 
 const scope = self as unknown as WorkerScope;
 
+/** One caller: the page, or a following tab. */
+interface Caller {
+  post(message: unknown, transfer?: Transferable[]): void;
+  /** The page that started this worker (its `close` closes the database). */
+  page: boolean;
+  /** Left: its requests still queued are dropped. */
+  gone: boolean;
+  stages: Set<number>;
+  sessions: Set<number>;
+  watches: Map<number, Shared>;
+}
+
+function caller(page: boolean, post: Caller['post']): Caller {
+  return { post, page, gone: false, stages: new Set(), sessions: new Set(), watches: new Map() };
+}
+
+const pageCaller = caller(true, (m, t = []) => scope.postMessage(m, t));
+
 let conn: Connection | null = null;
 let stages: StageSpace | null = null;
 let ready: Promise<unknown> | null = null;
-let queue: Promise<void> = Promise.resolve();
 
 scope.onmessage = (e: MessageEvent<unknown>) => {
-  const req = e.data;
+  const msg = e.data;
+  if (isAttach(msg) && e.ports[0]) return attach(e.ports[0], msg.attach);
   // Anything else was not sent by the page's client (anyone holding the
   // Worker can post to it): there is no id to answer and nothing to run.
-  if (!isRequest(req)) return;
-  // `handle` answers every request; should it ever throw, the worker can no
-  // longer promise an answer to anything, so it ends (the page then rejects
-  // every pending call with RESQ_WORKER_DIED).
-  queue = queue.then(() => handle(req)).catch(die);
+  if (isRequest(msg)) enqueue(pageCaller, msg);
 };
+
+const isAttach = (v: unknown): v is Attach => typeof v === 'object' && v !== null && typeof (v as Attach).attach === 'string';
+
+/** The following tabs' callers. */
+const followers = new Set<Caller>();
+
+/** A following tab's port: its requests join the queue; it leaves when `lock` is freed. */
+function attach(port: MessagePort, lock: string): void {
+  const c = caller(false, (m, t = []) => port.postMessage(m, t));
+  followers.add(c);
+  port.onmessage = (e: MessageEvent<unknown>) => {
+    if (isRequest(e.data) && !c.gone) enqueue(c, e.data);
+  };
+  c.post(closedByPage ? { closing: true } : { hello: true });
+  void navigator.locks.request(lock, () => leave(c));
+}
+
+// The queue. `owner` has a transaction open: only its requests run until it
+// ends. `handle` answers every request; should the queue ever throw, the
+// worker can no longer promise an answer to anything, so it ends (every
+// tab then rejects its pending calls with RESQ_WORKER_DIED).
+
+interface Entry {
+  from: Caller;
+  req: Request | { op: 'leave' };
+}
+const entries: Entry[] = [];
+let owner: Caller | null = null;
+let pumping = false;
+
+function enqueue(from: Caller, req: Entry['req']): void {
+  entries.push({ from, req });
+  if (!pumping) pump().catch(die);
+}
+
+async function pump(): Promise<void> {
+  pumping = true;
+  let sinceRerun = 0;
+  for (;;) {
+    const i = entries.findIndex((e) => owner === null || e.from === owner);
+    if (i < 0) break;
+    const [{ from, req }] = entries.splice(i, 1);
+    if (req.op === 'leave') await cleanUp(from);
+    else await handle(from, req);
+    owner = conn?.transactionOpen() ? from : null;
+    // Live queries re-run outside transactions (never on uncommitted
+    // data), when the queue is idle or every so often under load.
+    if (owner === null && (entries.length === 0 || ++sinceRerun >= RERUN_EVERY)) {
+      sinceRerun = 0;
+      rerunWatches();
+    }
+  }
+  pumping = false;
+}
+
+/** Requests run between live-query re-runs while the queue stays busy. */
+const RERUN_EVERY = 16;
+
+/** A caller leaves: its queued requests are dropped, what it made here goes. */
+function leave(c: Caller): void {
+  if (c.gone) return;
+  c.gone = true;
+  followers.delete(c);
+  for (let i = entries.length - 1; i >= 0; i--) if (entries[i].from === c) entries.splice(i, 1);
+  enqueue(c, { op: 'leave' });
+}
+
+async function cleanUp(c: Caller): Promise<void> {
+  if (!conn) return;
+  // It left with its transaction open (its tab closed mid-transaction).
+  if (owner === c && conn.transactionOpen()) {
+    // Not as a transaction callback's call, which may not roll back.
+    conn.transactionCallback(false);
+    conn.execute('ROLLBACK', undefined);
+  }
+  for (const id of c.sessions) conn.blobStreamClose(id);
+  for (const id of c.stages) await stages!.discard(id);
+  for (const id of c.watches.keys()) unwatch(c, id);
+  c.sessions.clear();
+  c.stages.clear();
+}
 
 /** A request's shape: an object with a numeric id and an op this worker has. */
 function isRequest(v: unknown): v is Request {
@@ -55,52 +158,55 @@ const STRING_FIELDS: { [K in Op]?: readonly (keyof Requests[K])[] } = {
   readBlob: ['table', 'column'],
   blobFile: ['table', 'column', 'type'],
   blobStreamOpen: ['table', 'column'],
+  watch: ['sql', 'previous'],
 };
 
-async function handle(req: Request): Promise<void> {
+async function handle(from: Caller, req: Request): Promise<void> {
+  // The page closed the database: a following tab's request goes back to
+  // it unrun, with its buffers, for the tab that leads next.
+  if (closedByPage && !from.page) return from.post({ id: req.id, retry: req }, transfersOf(req));
   const transfer: Transferable[] = [];
   let value: unknown;
   try {
-    value = await run(req, transfer);
+    value = await run(from, req, transfer);
   } catch (err) {
     if (err instanceof WebAssembly.RuntimeError) return die(err);
-    return post({ id: req.id, ok: false, error: toWireError(err) });
+    return post(from, { id: req.id, ok: false, error: toWireError(err) });
   }
   try {
-    scope.postMessage({ id: req.id, ok: true, value }, transfer);
+    from.post({ id: req.id, ok: true, value }, transfer);
   } catch (err) {
     // The value could not be sent (not cloneable, say): this call fails
     // with the reason, and the queue goes on.
-    post({ id: req.id, ok: false, error: { code: 'RESQ_UNSUPPORTED', message: `the reply could not be sent to the page: ${String(err)}` } });
+    post(from, { id: req.id, ok: false, error: { code: 'RESQ_UNSUPPORTED', message: `the reply could not be sent to the page: ${String(err)}` } });
   }
 }
 
-/** Posts an error reply; if even that fails, the worker ends. */
-function post(reply: { id: number; ok: false; error: WireError }): void {
+/** Posts an error reply; if even that fails to the page, the worker ends. */
+function post(to: Caller, reply: { id: number; ok: false; error: WireError } | Push): void {
   try {
-    scope.postMessage(reply);
+    to.post(reply);
   } catch (err) {
-    die(err);
+    if (to.page) die(err);
   }
 }
 
-type Run = { [K in Op]: (req: Requests[K], transfer: Transferable[]) => Promise<Replies[K]> | Replies[K] };
+type Run = { [K in Op]: (req: Requests[K], transfer: Transferable[], from: Caller) => Promise<Replies[K]> | Replies[K] };
 
 /** What each request does, by op: the replies are typed by protocol.ts. */
 const ops: Omit<Run, 'open' | 'fail'> = {
-  async execute(req) {
+  async execute(req, _, from) {
     const c = connection();
     const used: number[] = [];
-    const params = await inlineSmall(req.staged ? resolveStaged(req.params, used) : req.params);
+    const params = await inlineSmall(req.staged ? resolveStaged(from, req.params, used) : req.params);
     const { changes, lastInsertRowid, streams } = c.execute(req.sql, params) as Replies['execute'] & { streams?: Blob[] };
     if (streams) await writeStreams(c, streams);
-    for (const id of used) await stages!.discard(id);
+    for (const id of used) await discardStage(from, id);
     return { changes, lastInsertRowid };
   },
   async query(req, transfer) {
     const r = connection().query(req.sql, await inlineSmall(req.params)) as Replies['query'];
-    transfer.push(r.json.buffer);
-    if (r.fixups) transfer.push(r.fixups.buffer, r.side!.buffer, ...r.buffers!.map((b) => b.buffer));
+    transferResult(r, transfer);
     return r;
   },
   async queryBytes(req, transfer) {
@@ -135,59 +241,105 @@ const ops: Omit<Run, 'open' | 'fail'> = {
     }
     return file;
   },
-  blobStreamOpen(req) {
-    return connection().blobStreamOpen(req.table, req.column, req.rowid, req.offset, req.length);
+  blobStreamOpen(req, _, from) {
+    const opened = connection().blobStreamOpen(req.table, req.column, req.rowid, req.offset, req.length);
+    from.sessions.add(opened[0]);
+    // The core forgets the oldest session past its cap (streams dropped
+    // without being cancelled); so does this list.
+    if (from.sessions.size > MAX_SESSIONS) from.sessions.delete(from.sessions.values().next().value!);
+    return opened;
   },
-  blobStreamRead(req, transfer) {
+  blobStreamRead(req, transfer, from) {
+    // Another caller's session is as unknown to this one as an ended one.
+    if (!from.sessions.has(req.session)) throw { code: 'RESQ_BAD_PARAM', message: 'this blob stream has ended (cancelled, finished, or one of too many left open)' } satisfies WireError;
     const bytes = connection().blobStreamRead(req.session, req.offset, req.length);
     transfer.push(bytes.buffer);
     return bytes;
   },
-  blobStreamClose(req) {
-    connection().blobStreamClose(req.session);
+  blobStreamClose(req, _, from) {
+    if (from.sessions.delete(req.session)) connection().blobStreamClose(req.session);
     return null;
   },
-  stageOpen() {
+  stageOpen(_, __, from) {
     connection();
-    return stages!.create();
+    const id = stages!.create();
+    from.stages.add(id);
+    return id;
   },
-  stageAppend(req) {
+  stageAppend(req, _, from) {
     connection();
-    return stages!.append(req.stage, req.chunk);
+    return stages!.append(ownStage(from, req.stage), req.chunk);
   },
-  async stageDiscard(req) {
+  async stageDiscard(req, _, from) {
     connection();
-    await stages!.discard(req.stage);
+    await discardStage(from, req.stage);
     return null;
   },
-  async close() {
+  watch(req, transfer, from) {
+    return watch(from, req, transfer);
+  },
+  unwatch(req, _, from) {
+    unwatch(from, req.watch);
+    return null;
+  },
+  async close(_, __, from) {
+    // A following tab's close is its own: it leaves, the database stays.
+    if (!from.page) {
+      await cleanUp(from);
+      from.gone = true;
+      return null;
+    }
     const c = connection();
     conn = null;
     c.close();
     await stages?.discardAll();
+    closedByPage = true;
+    for (const f of followers) f.post({ closing: true });
     return null;
   },
 };
+/** Blob stream sessions the core keeps (reads.rs): older ones are forgotten. */
+const MAX_SESSIONS = 256;
 
-async function run(req: Request, transfer: Transferable[]): Promise<unknown> {
+/** The page closed the database: following tabs' calls go to the next tab that leads. */
+let closedByPage = false;
+
+/** `id` is a staged blob of `from`'s: a caller cannot touch another's. */
+function ownStage(from: Caller, id: number): number {
+  if (!from.stages.has(id)) throw { code: 'RESQ_BAD_PARAM', message: 'this staged blob was already used or discarded' } satisfies WireError;
+  return id;
+}
+
+async function discardStage(from: Caller, id: number): Promise<void> {
+  if (!from.stages.delete(id)) return;
+  await stages!.discard(id);
+}
+
+async function run(from: Caller, req: Request, transfer: Transferable[]): Promise<unknown> {
   const fields = req as unknown as Record<string, unknown>;
   for (const f of (STRING_FIELDS[req.op] ?? []) as string[]) {
     if (typeof fields[f] !== 'string') throw { code: 'RESQ_BAD_PARAM', message: `${req.op}: ${f} must be a string` } satisfies WireError;
   }
+  if (req.op === 'fail') throw req.error;
   if (req.op === 'open') {
-    // One database per worker, opened once: a second open would replace
-    // the connection under the page, or wait forever for a lock it holds.
-    if (opened) throw { code: 'RESQ_BAD_PARAM', message: 'this worker has opened its database already' } satisfies WireError;
+    // One database per worker, opened once, by its page: a second open
+    // would replace the connection under its callers, or wait forever for
+    // a lock it holds.
+    if (opened || !from.page) throw { code: 'RESQ_BAD_PARAM', message: 'this worker has opened its database already' } satisfies WireError;
     opened = true;
     return open(req);
   }
-  if (req.op === 'fail') throw req.error;
   if (conn) {
     if (typeof fields.sql === 'string') fields.sql = bounded(fields.sql);
-    // Calls a transaction callback makes may not begin or end its transaction.
+    // A transaction callback's call runs only inside its caller's open
+    // transaction (not after a failover to a worker that never saw it)
+    // and may not begin or end it.
+    if (fields.tx === true && owner !== from) {
+      throw { code: 'RESQ_WORKER_DIED', message: 'this transaction has ended: the worker that held it is gone' } satisfies WireError;
+    }
     conn.transactionCallback(fields.tx === true);
   }
-  return (ops[req.op] as (r: Request, t: Transferable[]) => unknown)(req, transfer);
+  return (ops[req.op] as (r: Request, t: Transferable[], f: Caller) => unknown)(req, transfer, from);
 }
 let opened = false;
 
@@ -220,7 +372,7 @@ async function open(req: Requests['open']): Promise<null> {
   } catch (err) {
     throw { code: 'RESQ_UNSUPPORTED', message: `could not load the SQLite wasm: ${String(err)}` } satisfies WireError;
   }
-  conn = await Connection.open(req.name, req.storage, req.blobTransferThreshold);
+  conn = await openPatiently(req);
   // An OPFS database's stage directory is named after it (its pool makes
   // it this worker's alone). Memory databases of one name can be open in
   // several tabs at once, so each worker gets a directory of its own.
@@ -229,6 +381,26 @@ async function open(req: Requests['open']): Promise<null> {
   await stages.claim();
   return null;
 }
+
+/**
+ * The file's access handles can still be held for a moment by the worker of
+ * a page that just reloaded or closed, or of the tab that led before: that
+ * is retried, with backoff, for up to OPEN_PATIENCE_MS; then RESQ_LOCKED
+ * (a holder that does not cooperate).
+ */
+async function openPatiently(req: Requests['open']): Promise<Connection> {
+  const start = performance.now();
+  for (let wait = 20; ; wait = Math.min(wait * 2, 500)) {
+    try {
+      return await Connection.open(req.name, req.storage, req.blobTransferThreshold);
+    } catch (err) {
+      const locked = (err as WireError)?.code === 'RESQ_LOCKED';
+      if (!locked || performance.now() - start + wait > OPEN_PATIENCE_MS) throw err;
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+}
+const OPEN_PATIENCE_MS = 5000;
 
 function connection(): Connection {
   if (!conn) throw { code: 'RESQ_CLOSED', message: 'the database is closed' } satisfies WireError;
@@ -240,12 +412,12 @@ function connection(): Connection {
  * (which then streams like any `Blob` parameter); their ids go to `used`, to
  * be discarded once the call succeeded.
  */
-function resolveStaged(params: unknown, used: number[]): unknown {
+function resolveStaged(from: Caller, params: unknown, used: number[]): unknown {
   if (!stages || params === null || typeof params !== 'object') return params;
   const sources = new Map<number, StagedSource>();
   const swap = (v: unknown) => {
     if (!isStagedRef(v)) return v;
-    const id = v.__resqStaged;
+    const id = ownStage(from, v.__resqStaged);
     if (!sources.has(id)) {
       used.push(id);
       sources.set(id, stages!.source(id));
@@ -317,6 +489,105 @@ async function writeStreams(c: Connection, streams: Blob[]): Promise<void> {
     throw err;
   }
   c.streamEnd(true);
+}
+
+/** Moves a `query` result's buffers instead of copying them. */
+function transferResult(r: Replies['query'], transfer: Transferable[]): void {
+  transfer.push(r.json.buffer);
+  if (r.fixups) transfer.push(r.fixups.buffer, r.side!.buffer, ...r.buffers!.map((b) => b.buffer));
+}
+
+// Live queries. Identical ones (same SQL, parameters and form), from any
+// callers, share one `Shared` query: it re-runs once after a commit that
+// changed a table it reads, and its result crosses to the subscribers only
+// when its hash differs from the last one (an unchanged result never
+// leaves wasm memory).
+
+interface Shared {
+  key: string;
+  sql: string;
+  params: unknown;
+  bytes: boolean;
+  tables: string[];
+  hash: string;
+  dirty: boolean;
+  subscribers: Set<{ from: Caller; id: number }>;
+}
+const shared = new Map<string, Shared>();
+
+function watch(from: Caller, req: Requests['watch'], transfer: Transferable[]): WatchResult | null {
+  const c = connection();
+  if (from.watches.has(req.watch)) throw { code: 'RESQ_BAD_PARAM', message: 'this watch id is in use' } satisfies WireError;
+  const bytes = req.bytes === true;
+  const key = JSON.stringify([bytes, req.sql, req.params ?? null], exactly);
+  let s = shared.get(key);
+  // Checks the SQL (one read-only statement) and finds the tables it reads.
+  const tables = s?.tables ?? (c.queryTables(req.sql) as string[]);
+  const r = c.watchQuery(req.sql, req.params, bytes, req.previous) as WatchResult | null;
+  if (!s) {
+    s = { key, sql: req.sql, params: req.params, bytes, tables, hash: r?.hash ?? req.previous, dirty: false, subscribers: new Set() };
+    shared.set(key, s);
+  }
+  s.subscribers.add({ from, id: req.watch });
+  from.watches.set(req.watch, s);
+  if (r) addTransfers(r.value, transfer);
+  return r;
+}
+
+/** JSON that keeps apart what binds differently: bigints, -0, NaN and infinities. */
+function exactly(_: string, v: unknown): unknown {
+  if (typeof v === 'bigint') return { bigint: String(v) };
+  if (typeof v === 'number' && (Object.is(v, -0) || !Number.isFinite(v))) return { number: Object.is(v, -0) ? '-0' : String(v) };
+  return v;
+}
+
+function unwatch(from: Caller, id: number): void {
+  const s = from.watches.get(id);
+  if (!s) return;
+  from.watches.delete(id);
+  for (const sub of s.subscribers) if (sub.from === from && sub.id === id) s.subscribers.delete(sub);
+  if (s.subscribers.size === 0) shared.delete(s.key);
+}
+
+/** Re-runs the live queries that read a table committed transactions changed since the last time. */
+function rerunWatches(): void {
+  if (!conn || shared.size === 0) {
+    conn?.takeChanged();
+    return;
+  }
+  const changed = new Set(conn.takeChanged() as string[]);
+  for (const s of shared.values()) if (s.tables.some((t) => changed.has(t)) || changed.has('sqlite_schema')) s.dirty = true;
+  for (const s of shared.values()) {
+    if (!s.dirty) continue;
+    s.dirty = false;
+    let push: (id: number) => Push;
+    const transfer: Transferable[] = [];
+    try {
+      const r = conn.watchQuery(s.sql, s.params, s.bytes, s.hash) as WatchResult | null;
+      if (!r) continue;
+      s.hash = r.hash;
+      push = (id) => ({ push: id, result: r });
+      addTransfers(r.value, transfer);
+    } catch (err) {
+      if (err instanceof WebAssembly.RuntimeError) throw err;
+      const error = toWireError(err);
+      push = (id) => ({ push: id, error });
+    }
+    // Each subscriber gets its own copy; the last one gets the buffers.
+    const subs = [...s.subscribers];
+    subs.forEach((sub, i) => {
+      try {
+        sub.from.post(push(sub.id), i === subs.length - 1 ? transfer : []);
+      } catch {
+        // A tab that is going away: its lock's release cleans up after it.
+      }
+    });
+  }
+}
+
+function addTransfers(value: WatchResult['value'], transfer: Transferable[]): void {
+  if (value instanceof Uint8Array) transfer.push(value.buffer);
+  else transferResult(value, transfer);
 }
 
 function toWireError(err: unknown): WireError {

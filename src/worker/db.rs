@@ -259,6 +259,11 @@ impl Db {
         self.in_callback = on;
     }
 
+    /// A transaction is open (the connection is not in autocommit mode).
+    pub fn in_transaction(&self) -> bool {
+        self.conn.in_transaction()
+    }
+
     /// Refuses, before anything runs, SQL text that is too long, and in a
     /// `transaction()` callback a statement that begins or ends the
     /// transaction.

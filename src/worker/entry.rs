@@ -102,6 +102,13 @@ impl Connection {
         self.db.set_transaction_callback(on);
     }
 
+    /// A transaction is open: the worker then runs only the calls of the
+    /// caller that opened it, so callers in other tabs never interleave.
+    #[wasm_bindgen(js_name = transactionOpen)]
+    pub fn transaction_open(&self) -> bool {
+        self.db.in_transaction()
+    }
+
     /// Writes one chunk of `Blob` parameter `stream` at byte `offset`.
     #[wasm_bindgen(js_name = streamWrite)]
     pub fn stream_write(&mut self, stream: usize, offset: f64, chunk: &[u8]) -> JsResult<()> {

@@ -1,0 +1,425 @@
+// A tab's line to its database. Any number of same-origin tabs may open one
+// OPFS database: one of them leads (its worker holds the file), chosen with
+// a Web Lock, and the others follow, sending their calls over a MessagePort
+// straight to the leader's worker. The port broker (broker.ts, a
+// SharedWorker) introduces them. When the leader goes (its tab closes,
+// reloads, crashes or freezes), the next tab in the lock's queue leads, and
+// the followers connect to it:
+//
+// - calls in flight on the worker that went reject with RESQ_WORKER_DIED
+//   (whether they ran is unknown); calls made meanwhile wait, and go to the
+//   next leader in order;
+// - what lived in the old worker (a transaction, a blob stream, a staged
+//   blob) is gone: a call that refers to it rejects with RESQ_WORKER_DIED
+//   (`generation` tells them apart), never reaching the new worker;
+// - live queries are registered with each new leader again.
+//
+// A memory database is private to its tab: its link leads alone, and when
+// its worker dies so does the database.
+
+import { Client } from './client.js';
+import { ResqError } from './errors.js';
+import type { BrokerReply, BrokerRequest, Hello, Op, Push, Replies, Requests, Storage, WatchResult } from './protocol.js';
+
+export interface LinkOptions {
+  name: string;
+  storage: Storage;
+  /** As `open` takes it: bytes, or -1 for never. */
+  blobTransferThreshold: number;
+}
+
+/** A live query as this tab keeps it, to register again with each new leader. */
+export interface Watcher {
+  sql: string;
+  params: unknown;
+  bytes: boolean;
+  /** Hash of the last result delivered ('' before the first). */
+  hash: string;
+  deliver(result: WatchResult): void;
+  fail(error: ResqError): void;
+}
+
+interface Queued {
+  op: Op;
+  fields: unknown;
+  transfer: Transferable[];
+  generation?: number;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * How long a worker whose page closed the database lives on, handing back
+ * the requests following tabs sent it meanwhile.
+ */
+const CLOSE_GRACE_MS = 250;
+
+/** Between asking the broker again after a leader that went (it may not have heard yet). */
+const RETRY_MS = 20;
+
+/** How long `open()` waits to reach a database another tab holds, then RESQ_LOCKED. */
+const OPEN_WAIT_MS = 10_000;
+
+const uuid = () => crypto.randomUUID?.() ?? `${Date.now()}-${Math.random()}`;
+
+export class Link {
+  /** Changes whenever the worker behind this link changes. */
+  generation = 0;
+  /** Resolves once connected the first time; rejects if `open()` fails. */
+  readonly ready: Promise<void>;
+  readonly #opts: LinkOptions;
+  readonly #shared: boolean;
+  #client: Client | null = null;
+  #backlog: Queued[] = [];
+  /** Calls handed back by a closing leader, at the front of the backlog. */
+  #bounced = 0;
+  #dead: ResqError | null = null;
+  #closed = false;
+  #watchers = new Map<number, Watcher>();
+  #nextWatch = 1;
+  /** Ends every lock wait of this link (on close). */
+  #stop = new AbortController();
+  /** Bumped by each new attempt to connect: older ones give up. */
+  #attempt = 0;
+  #settle!: { resolve(): void; reject(e: unknown): void };
+  // Leading.
+  #worker: Worker | null = null;
+  /** From the lock's grant to the end of the lead (the worker may be starting). */
+  #leading = false;
+  #endLead: (() => void) | null = null;
+  /** Withdraws this tab from the queue for the lead (while frozen). */
+  #candidacy: AbortController | null = null;
+  /** The page is hidden or frozen: it neither leads nor queues to. */
+  #down = false;
+  // Following.
+  #broker: MessagePort | null = null;
+  #onLeader: ((lock: string) => void) | null = null;
+  /** A request for a port is out (one at a time). */
+  #following = false;
+  #tabLock = `resq-wasm-tab:${uuid()}`;
+
+  constructor(opts: LinkOptions) {
+    this.#opts = opts;
+    this.#shared = opts.storage === 'opfs' && typeof navigator.locks?.request === 'function';
+    this.ready = new Promise((resolve, reject) => (this.#settle = { resolve, reject }));
+    this.ready.catch(() => {});
+    void this.#start().catch((err) => this.#fatal(err));
+    if (this.#shared) {
+      const timer = setTimeout(
+        () => this.#fatal(new ResqError('RESQ_LOCKED', `${opts.name} is held by another tab or worker that did not let this one in within ${OPEN_WAIT_MS / 1000} s`)),
+        OPEN_WAIT_MS,
+      );
+      this.ready.finally(() => clearTimeout(timer)).catch(() => {});
+    }
+  }
+
+  call<K extends Op>(op: K, fields: Requests[K], transfer: Transferable[] = [], generation?: number): Promise<Replies[K]> {
+    if (this.#dead) return Promise.reject(this.#dead);
+    const client = this.#client;
+    if (client && !client.dead) {
+      if (generation !== undefined && generation !== this.generation) return Promise.reject(gone());
+      return client.call(op, fields, transfer, generation);
+    }
+    // Between leaders, with nothing waiting, there is nothing to close.
+    if (op === 'close' && this.#backlog.length === 0) return Promise.resolve(null as Replies[K]);
+    return new Promise((resolve, reject) =>
+      this.#backlog.push({ op, fields, transfer, generation, resolve: resolve as (v: unknown) => void, reject }),
+    );
+  }
+
+  /** A call refused in the page: rejects in its turn, after the calls before it. */
+  fail(error: ResqError): Promise<never> {
+    const wire = { code: error.code, message: error.message, ...(error.errno !== undefined ? { errno: error.errno } : {}) };
+    return this.call('fail', { error: wire }) as Promise<never>;
+  }
+
+  /** Registers a live query; its results go to `w` until {@link unwatch}. */
+  watch(w: Watcher): { id: number; registered: Promise<void> } {
+    const id = this.#nextWatch++;
+    this.#watchers.set(id, w);
+    return { id, registered: this.#register(id, w) };
+  }
+
+  unwatch(id: number): void {
+    if (!this.#watchers.delete(id)) return;
+    if (this.#client && !this.#client.dead) this.#client.call('unwatch', { watch: id }).catch(() => {});
+  }
+
+  /** Stops this tab's part: its worker if it leads (after its close call), its locks, its port. */
+  close(): void {
+    this.#shutDown(new ResqError('RESQ_CLOSED', 'the database is closed'));
+  }
+
+  /** Ends this link; calls waiting and made later reject with `reason`. */
+  #shutDown(reason: ResqError): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#dead = reason;
+    this.#stop.abort();
+    this.#candidacy?.abort();
+    this.#endLead?.();
+    this.#broker?.close();
+    removeEventListener('pagehide', this.#stepDown);
+    removeEventListener('pageshow', this.#stepUp);
+    globalThis.document?.removeEventListener('freeze', this.#stepDown);
+    globalThis.document?.removeEventListener('resume', this.#stepUp);
+    for (const q of this.#backlog.splice(0)) q.reject(this.#dead);
+  }
+
+  async #start(): Promise<void> {
+    if (!this.#shared) return this.#lead();
+    // This tab's own lock, held while the link lives: a leader's worker
+    // waits on it to clean up after this tab.
+    await new Promise<void>((held) => {
+      navigator.locks
+        .request(this.#tabLock, { signal: this.#stop.signal }, () => {
+          held();
+          return new Promise<void>((r) => this.#stop.signal.addEventListener('abort', () => r()));
+        })
+        .catch(() => held());
+    });
+    if (typeof SharedWorker === 'function') {
+      const broker = new SharedWorker(new URL('./broker.js', import.meta.url), { type: 'module', name: 'resq-wasm broker' });
+      this.#broker = broker.port;
+      broker.port.onmessage = (e: MessageEvent<BrokerReply>) => this.#fromBroker(e.data, e.ports[0]);
+    }
+    // Page Lifecycle: `pagehide`/`pageshow` on the window, `freeze`/`resume`
+    // on the document (absent in a worker that opens a database).
+    addEventListener('pagehide', this.#stepDown);
+    addEventListener('pageshow', this.#stepUp);
+    globalThis.document?.addEventListener('freeze', this.#stepDown);
+    globalThis.document?.addEventListener('resume', this.#stepUp);
+    // Lead now if nobody does; otherwise follow, and queue for the lead.
+    const leading = await this.#candidate(true);
+    if (!leading) this.#stepUp();
+  }
+
+  /**
+   * Asks for the lead (`now`: only if free). Resolves whether it was taken;
+   * while it is held this tab leads, until its leadership ends.
+   */
+  #candidate(now: boolean): Promise<boolean> {
+    const lock = `resq-wasm-leader:${this.#opts.name}`;
+    return new Promise<boolean>((taken) => {
+      const leadWhileHeld = async (held: Lock | null) => {
+        taken(held !== null);
+        if (held && !this.#closed) await this.#lead().catch((err) => this.#fatal(err));
+      };
+      // `ifAvailable` and `signal` do not go together.
+      const options: LockOptions = now ? { ifAvailable: true } : { signal: this.#candidacy!.signal };
+      navigator.locks.request(lock, options, leadWhileHeld).catch(() => taken(false));
+    });
+  }
+
+  /** Follows the leader, and queues for the lead (after start, and on `resume` or `pageshow`). */
+  #stepUp = (): void => {
+    this.#down = false;
+    if (this.#closed || this.#leading) return;
+    this.#candidacy?.abort();
+    this.#candidacy = new AbortController();
+    void this.#candidate(false);
+    if (!this.#client) void this.#follow();
+  };
+
+  /**
+   * A page that is going away or freezing lets go at once: a frozen
+   * leader would hold every other tab up, and a reloading page's next
+   * load wants the file. Its worker stops (committed work is durable;
+   * SQLite rolls back anything in flight at the next open) and it leaves
+   * the queue for the lead.
+   */
+  #stepDown = (): void => {
+    this.#down = true;
+    this.#candidacy?.abort();
+    this.#candidacy = null;
+    this.#endLead?.();
+  };
+
+  /** Leads: starts the worker, opens the file, serves until the lead ends. */
+  async #lead(): Promise<void> {
+    // Leading wins over following: attempts to follow give up.
+    this.#leading = true;
+    this.#attempt += 1;
+    try {
+      await this.#leadWhileHeld();
+    } finally {
+      this.#leading = false;
+    }
+    if (!this.#shared) this.#fatal(new ResqError('RESQ_WORKER_DIED', 'the database worker died'));
+    else if (!this.#closed && !this.#down) queueMicrotask(this.#stepUp);
+  }
+
+  async #leadWhileHeld(): Promise<void> {
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: `resq-wasm: ${this.#opts.name}` });
+    const client = this.#newClient(worker);
+    let ended!: () => void;
+    const end = new Promise<void>((r) => (ended = r));
+    const die = (reason: string) => {
+      client.die(reason);
+      ended();
+    };
+    worker.addEventListener('error', (e) => die(e.message || 'the worker script failed to load or threw'));
+    worker.addEventListener('messageerror', () => die('a reply could not be deserialized'));
+    // The worker holds this lock while it lives: when the page gets it, the
+    // worker has ended, even if nothing told the page (a browser stopping
+    // it under memory pressure, `terminate()` from outside).
+    const lock = `resq-wasm-worker:${uuid()}`;
+    let graceful = false;
+    try {
+      await client.call('open', { ...this.#opts, lock });
+    } catch (err) {
+      worker.terminate();
+      throw err;
+    }
+    navigator.locks
+      ?.request(lock, { signal: this.#stop.signal }, () => die('the worker was stopped (by the browser, or from outside)'))
+      .catch(() => {});
+    if (this.#closed) {
+      worker.terminate();
+      return;
+    }
+    this.#worker = worker;
+    this.#endLead = () => {
+      // Followers' requests that reach the worker after this tab's close
+      // are handed back to them: give those a moment to come back.
+      graceful = this.#closed;
+      die('this tab let go of the database');
+    };
+    // Leading now: a worker this tab followed is going (its calls in
+    // flight are answered, handed back, or rejected when it ends).
+    this.#client = null;
+    this.#connect(client);
+    this.#tell({ kind: 'lead', name: this.#opts.name, lock });
+    await end;
+    // The lead is over: the worker stops, the lock goes to the next tab.
+    if (graceful) setTimeout(() => worker.terminate(), CLOSE_GRACE_MS);
+    else worker.terminate();
+    this.#worker = null;
+    this.#endLead = null;
+    this.#tell({ kind: 'resign', name: this.#opts.name, lock });
+    this.#lose(client, 'its worker stopped');
+  }
+
+  /** Follows: a port to the leader's worker, through the broker. */
+  async #follow(): Promise<void> {
+    // Without SharedWorker this tab can only wait for the lead.
+    if (!this.#broker || this.#following || this.#leading) return;
+    this.#following = true;
+    const attempt = ++this.#attempt;
+    const { port1, port2 } = new MessageChannel();
+    const leader = new Promise<string>((r) => (this.#onLeader = r));
+    this.#tell({ kind: 'connect', name: this.#opts.name, lock: this.#tabLock }, [port2]);
+    const lock = await leader;
+    // A live leader's worker says hello first. One that is closing says so
+    // instead, and a dead one says nothing: either way this tab waits for
+    // that worker's end (its lifetime lock), then asks again.
+    let ended = false;
+    let client: Client | null = null;
+    const hello = new Promise<boolean>((r) => {
+      port1.onmessage = (e) => {
+        if ((e.data as Hello)?.hello === true) r(true);
+      };
+      navigator.locks
+        .request(lock, { signal: this.#stop.signal }, () => {
+          ended = true;
+          r(false);
+          port1.close();
+          if (client) this.#lose(client, 'the tab that held the database closed, reloaded or crashed');
+          if (!this.#client && !this.#closed && !this.#down) setTimeout(() => void this.#follow(), RETRY_MS);
+        })
+        .catch(() => r(false));
+    });
+    const alive = await hello;
+    this.#following = false;
+    if (!alive || ended || this.#closed || this.#leading || attempt !== this.#attempt) return port1.close();
+    port1.onmessage = null;
+    client = this.#newClient(port1);
+    port1.start();
+    this.#connect(client);
+  }
+
+  /** A client on `port`, whose pushes, closing notice and handed-back requests come here. */
+  #newClient(port: Worker | MessagePort): Client {
+    const client: Client = new Client(port, {
+      onPush: (p) => this.#push(p),
+      // The leader's page closed the database: calls go to the backlog
+      // until the next leader; those in flight come back (onRetry) or are
+      // answered first.
+      onClosing: () => {
+        if (this.#client === client) this.#client = null;
+      },
+      onRetry: (op, fields, transfer, generation) =>
+        new Promise((resolve, reject) => {
+          const q: Queued = { op, fields, transfer, generation: generation as number | undefined, resolve, reject };
+          if (this.#client && !this.#client.dead) return this.#sendQueued(this.#client, q);
+          // Before the calls made since the closing notice: they came later.
+          this.#backlog.splice(this.#bounced++, 0, q);
+        }),
+    });
+    return client;
+  }
+
+  #sendQueued(client: Client, q: Queued): void {
+    if (q.generation !== undefined && q.generation !== this.generation) q.reject(gone());
+    else client.call(q.op, q.fields as never, q.transfer, q.generation).then(q.resolve, q.reject);
+  }
+
+  #fromBroker(msg: BrokerReply, port: MessagePort | undefined): void {
+    if (msg.kind === 'leader') this.#onLeader?.(msg.lock);
+    else if (msg.kind === 'follower' && port) {
+      if (this.#worker) this.#worker.postMessage({ attach: msg.lock }, [port]);
+      else port.close();
+    }
+  }
+
+  #tell(msg: BrokerRequest, transfer: Transferable[] = []): void {
+    this.#broker?.postMessage(msg, transfer);
+  }
+
+  /** Connected to a worker: live queries register again, waiting calls go, in order. */
+  #connect(client: Client): void {
+    this.generation += 1;
+    this.#client = client;
+    for (const [id, w] of this.#watchers) void this.#register(id, w);
+    this.#bounced = 0;
+    for (const q of this.#backlog.splice(0)) this.#sendQueued(client, q);
+    this.#settle.resolve();
+  }
+
+  /** The worker behind `client` is gone: its calls in flight reject. */
+  #lose(client: Client, reason: string): void {
+    client.die(reason);
+    if (this.#client === client) this.#client = null;
+  }
+
+  #register(id: number, w: Watcher): Promise<void> {
+    const { sql, params, bytes, hash } = w;
+    return this.call('watch', { watch: id, sql, params, bytes, previous: hash }).then(
+      (r) => {
+        if (r && this.#watchers.has(id)) w.deliver(r);
+      },
+      (err) => {
+        // A leader that went before answering: the next one gets it again.
+        if (!(err instanceof ResqError && err.code === 'RESQ_WORKER_DIED' && !this.#dead)) throw err;
+      },
+    );
+  }
+
+  #push(p: Push): void {
+    const w = this.#watchers.get(p.push);
+    if (!w) return;
+    if ('result' in p) w.deliver(p.result);
+    else w.fail(new ResqError(p.error.code as ResqError['code'], p.error.message, p.error.errno));
+  }
+
+  /** This link can go no further: everything waiting rejects with `err`. */
+  #fatal(err: unknown): void {
+    if (this.#dead) return;
+    const error = err instanceof ResqError ? err : new ResqError('RESQ_WORKER_DIED', String(err));
+    this.#settle.reject(error);
+    this.#shutDown(error);
+    this.#client?.die(error.message);
+  }
+}
+
+const gone = () => new ResqError('RESQ_WORKER_DIED', 'the worker that held this (a transaction, a blob stream, a staged blob) is gone');
