@@ -15,6 +15,7 @@
 //   failNextReply  the next reply cannot be posted (postMessage throws)
 //   mark           (with `value`) puts ['m', value] in the record
 //   log            the record so far (see `log` below)
+//   watchRuns      live-query runs so far (calls of Connection.watchQuery)
 
 /* global PROBE_OPTIONS */
 // Static imports: the real worker sets its onmessage before any message
@@ -86,6 +87,13 @@ glue.Connection.prototype.query = function (...args) {
   return query.apply(this, args);
 };
 
+let watchRuns = 0;
+const watchQuery = glue.Connection.prototype.watchQuery;
+glue.Connection.prototype.watchQuery = function (...args) {
+  watchRuns += 1;
+  return watchQuery.apply(this, args);
+};
+
 const channel = new BroadcastChannel('resq-wasm-probe');
 channel.onmessage = async ({ data }) => {
   if (data.worker !== self.name) return;
@@ -99,6 +107,7 @@ channel.onmessage = async ({ data }) => {
     failNextReply: () => (failNextReply = true),
     mark: () => log.push(['m', data.value]),
     log: () => log,
+    watchRuns: () => watchRuns,
   };
   channel.postMessage({ id: data.id, value: answers[data.probe]() });
 };

@@ -8,11 +8,14 @@ import { start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
 
 let h;
+let hp; // databases in the probe worker, which counts live-query runs
 before(async () => {
   h = await start();
+  hp = await start({ probe: {} });
 });
 after(async () => {
   await h?.close();
+  await hp?.close();
 });
 
 const until = async (cond, ms = 5000) => {
@@ -170,4 +173,32 @@ test('watch bad input: invalid SQL, a write, two statements and a Blob parameter
   await until(() => h.errors.length - before >= 3);
   assert.ok(h.errors.slice(before).every((e) => /a subscriber bug/.test(String(e?.message ?? e))));
   h.errors.splice(before);
+});
+
+test('identical watches share one query: a commit re-runs it once for all of them, and a query on another table not at all', async (t) => {
+  const r = await inPage(
+    hp.page,
+    async ({ open, probe }, { name, until }) => {
+      until = (0, eval)(`(${until})`);
+      const db = await open(name);
+      await db.execute('CREATE TABLE t(v); CREATE TABLE u(v)');
+      const got = [[], [], []];
+      const subs = [
+        db.watch('SELECT count(*) AS n FROM t', [], (rows) => got[0].push(rows[0].n)),
+        db.watch('SELECT count(*) AS n FROM t', [], (rows) => got[1].push(rows[0].n)),
+        db.watch('SELECT count(*) AS n FROM u', [], (rows) => got[2].push(rows[0].n)),
+      ];
+      await Promise.all(subs.map((s) => s.ready));
+      const before = await probe(name, 'watchRuns');
+      await db.execute('INSERT INTO t VALUES (1)');
+      await until(() => got[0].length === 2 && got[1].length === 2);
+      const after = await probe(name, 'watchRuns');
+      subs.forEach((s) => s());
+      await db.close();
+      return { runs: after - before, got };
+    },
+    { name: dbName(t), until: until.toString() },
+  );
+  assert.deepEqual(r.got, [[0, 1], [0, 1], [0]]);
+  assert.equal(r.runs, 1, 'one re-run served both identical watches; the one on u did not run');
 });
