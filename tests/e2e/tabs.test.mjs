@@ -274,6 +274,73 @@ test('a follower tab stores a File, reads it back with blobFile, blobStream and 
   await Promise.all([a.close(), b.close()]);
 });
 
+test('what lived in a worker that went rejects with RESQ_WORKER_DIED: a blob stream, a staged blob, a transaction; the next calls work', async (t) => {
+  const name = dbName(t);
+  const [a, b, c] = await tabs(3, name);
+  await inPage(a, async () => {
+    await db.execute('CREATE TABLE s(id INTEGER PRIMARY KEY, data BLOB)');
+    await db.execute('INSERT INTO s(id, data) VALUES (1, zeroblob(3000000))');
+  });
+  // b: a stream one chunk in, a staged blob with bytes in it; then a goes.
+  await inPage(b, async () => {
+    globalThis.reader = db.blobStream('s', 'data', 1, { chunkSize: 1 << 20 }).getReader();
+    await reader.read();
+    globalThis.staged = await db.stageBlob();
+    await staged.append(new Uint8Array(1000));
+    globalThis.staged2 = await db.stageBlob();
+    await staged2.append(new Uint8Array(1000));
+  });
+  await a.close();
+  const afterA = await inPage(b, async ({ outcome }) => ({
+    // A chunk read ahead before the leader went may still come; then the
+    // stream errors, never finishing as if whole.
+    read: await outcome(
+      (async () => {
+        for (;;) if ((await reader.read()).done) return 'finished';
+      })(),
+    ),
+    append: await outcome(staged.append(new Uint8Array(10))),
+    use: await outcome(db.execute('INSERT INTO s(id, data) VALUES (2, ?)', [staged2])),
+    next: await outcome(db.query('SELECT count(*) AS n FROM s')),
+  }));
+  assert.equal(afterA.read.error?.code, 'RESQ_WORKER_DIED', JSON.stringify(afterA.read).slice(0, 300));
+  assert.equal(afterA.append.error?.code, 'RESQ_WORKER_DIED', JSON.stringify(afterA.append).slice(0, 300));
+  assert.equal(afterA.use.error?.code, 'RESQ_WORKER_DIED', JSON.stringify(afterA.use).slice(0, 300));
+  assert.deepEqual(afterA.next, { ok: true, value: [{ n: 1 }] });
+  // c: a transaction open when the leader (b or c itself, whichever took
+  // over) goes; close b, and if c led, this checks the other way round.
+  await inPage(c, async () => {
+    globalThis.go = null;
+    globalThis.txDone = db
+      .transaction(async (tx) => {
+        await tx.execute('INSERT INTO s(id) VALUES (10)');
+        await new Promise((r) => (globalThis.go = r));
+        await tx.execute('INSERT INTO s(id) VALUES (11)');
+      })
+      .then(
+        () => ({ ok: true }),
+        (e) => ({ ok: false, code: e.code }),
+      );
+    while (!globalThis.go) await new Promise((r) => setTimeout(r, 10));
+  });
+  const bLed = await b.evaluate(async (name) => {
+    await new Promise((held) => navigator.locks.request('marker-b', () => (held(), new Promise(() => {}))));
+    const { held } = await navigator.locks.query();
+    return held.find((l) => l.name === `resq-wasm-leader:${name}`)?.clientId === held.find((l) => l.name === 'marker-b').clientId;
+  }, name);
+  await b.close();
+  const afterB = await inPage(c, async ({ outcome }) => {
+    go();
+    const tx = await txDone;
+    return { tx, rows: await outcome(db.query('SELECT id FROM s ORDER BY id')) };
+  });
+  if (bLed) assert.deepEqual(afterB.tx, { ok: false, code: 'RESQ_WORKER_DIED' });
+  else assert.deepEqual(afterB.tx, { ok: true });
+  assert.deepEqual(afterB.rows, { ok: true, value: bLed ? [{ id: 1 }] : [{ id: 1 }, { id: 10 }, { id: 11 }] });
+  t.diagnostic(`the transaction's tab ${bLed ? 'followed the tab that went' : 'led itself'}`);
+  await c.close();
+});
+
 test('20 reloads in a row never surface an error, alone and with a second tab open', async (t) => {
   const name = dbName(t);
   const page = await h.newPage();
