@@ -76,9 +76,12 @@ async function workload(page, name, seed, killAfter, crash) {
         window.resqCrash();
         await new Promise(() => {}); // the renderer goes down with this page
       }
+      // The database carries on in a new worker after this one is
+      // stopped: the loop ends with the call in flight, whichever way it
+      // settles.
+      running = false;
       window.workers.at(-1).terminate();
       await loop;
-      running = false;
       return 'terminated';
     },
     { name, seed, killAfter, crash },
