@@ -117,7 +117,7 @@ export class Link {
     if (this.#dead) return Promise.reject(this.#dead);
     const client = this.#client;
     if (client && !client.dead) {
-      if (generation !== undefined && generation !== this.generation) return Promise.reject(gone());
+      if (this.#stale(generation)) return Promise.reject(gone());
       return client.call(op, fields, transfer, generation);
     }
     // Between leaders, with nothing waiting, there is nothing to close.
@@ -359,8 +359,13 @@ export class Link {
     return client;
   }
 
+  /** A call bound to `generation` whose worker has been replaced since. */
+  #stale(generation: number | undefined): boolean {
+    return generation !== undefined && generation !== this.generation;
+  }
+
   #sendQueued(client: Client, q: Queued): void {
-    if (q.generation !== undefined && q.generation !== this.generation) q.reject(gone());
+    if (this.#stale(q.generation)) q.reject(gone());
     else client.call(q.op, q.fields as never, q.transfer, q.generation).then(q.resolve, q.reject);
   }
 
