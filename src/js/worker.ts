@@ -551,10 +551,10 @@ function unwatch(from: Caller, id: number): void {
 
 /** Re-runs the live queries that read a table committed transactions changed since the last time. */
 function rerunWatches(): void {
-  if (!conn || shared.size === 0) {
-    conn?.takeChanged();
-    return;
-  }
+  // Without watches the changed tables are left to gather (a set of
+  // names, bounded by the schema): a watch made later re-runs once for
+  // them, and its hash keeps that from being delivered.
+  if (!conn || shared.size === 0) return;
   const changed = new Set(conn.takeChanged() as string[]);
   for (const s of shared.values()) if (s.tables.some((t) => changed.has(t)) || changed.has('sqlite_schema')) s.dirty = true;
   for (const s of shared.values()) {
