@@ -8,19 +8,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo build --release --target wasm32-unknown-unknown
-raw=target/wasm32-unknown-unknown/release/resq_wasm.wasm
+target=${CARGO_TARGET_DIR:-target}
+raw=$target/wasm32-unknown-unknown/release/resq_wasm.wasm
 out=pkg/wasm
 # The stamp records whether pkg/wasm is optimized, so a quick local build
 # (RESQ_NO_WASM_OPT=1) is redone by the next full one.
 want_stamp=$([ -z "${RESQ_NO_WASM_OPT:-}" ] && echo optimized || echo plain)
 if [ ! -f "$out/resq_wasm_bg.wasm" ] || [ "$raw" -nt "$out/resq_wasm_bg.wasm" ] ||
-   [ "$(cat target/pkg-wasm.stamp 2>/dev/null)" != "$want_stamp" ]; then
+   [ "$(cat "$target/pkg-wasm.stamp" 2>/dev/null)" != "$want_stamp" ]; then
   rm -rf "$out"
   wasm-bindgen --target web --out-dir "$out" --out-name resq_wasm "$raw"
   if [ "$want_stamp" = optimized ]; then
     node_modules/.bin/wasm-opt -O3 "$out/resq_wasm_bg.wasm" -o "$out/resq_wasm_bg.wasm"
   fi
-  echo "$want_stamp" > target/pkg-wasm.stamp
+  echo "$want_stamp" > "$target/pkg-wasm.stamp"
 fi
 npx tsc -p tsconfig.json
 echo "built pkg/: wasm $(wc -c < "$out/resq_wasm_bg.wasm") bytes, gzip $(gzip -9c "$out/resq_wasm_bg.wasm" | wc -c) bytes"
