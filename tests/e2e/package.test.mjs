@@ -10,7 +10,8 @@ import { join, resolve } from 'node:path';
 import { start } from './harness.mjs';
 import { inPage } from './util.mjs';
 
-const tsc = resolve(import.meta.dirname, '../../node_modules/.bin/tsc');
+const repo = resolve(import.meta.dirname, '../..');
+const tsc = join(repo, 'node_modules/.bin/tsc');
 
 let h;
 before(async () => {
@@ -27,6 +28,27 @@ test('the tarball holds the wasm, the page client, its types and the worker', ()
   }
   const stray = files.filter((f) => /^package\/(src|target|tests|benches|www|node_modules)\//.test(f));
   assert.deepEqual(stray, [], 'nothing but pkg/ and package files');
+});
+
+test('THIRD_PARTY_NOTICES.md names every crate compiled into the wasm, SQLite’s blessing and musl’s notice', () => {
+  // The wasm's crates as cargo resolves them (no cargo-about needed here:
+  // scripts/notices.sh regenerates the file when this fails).
+  const tree = execFileSync('cargo', ['tree', '--locked', '-e', 'normal', '--target', 'wasm32-unknown-unknown', '--prefix', 'none', '--format', '{p}'], {
+    cwd: repo,
+    encoding: 'utf8',
+  });
+  const crates = [...new Set(tree.trim().split('\n').map((line) => line.split(' ').slice(0, 2).join(' ')))]
+    .map((line) => line.split(' v'))
+    .filter(([name]) => name !== 'resq-wasm');
+  for (const name of ['sqlite-wasm-rs', 'sqlite-wasm-vfs', 'wasm-bindgen', 'js-sys', 'web-sys', 'base64']) {
+    assert.ok(crates.some(([n]) => n === name), `cargo tree lists ${name}`);
+  }
+  const notices = readFileSync(join(h.app, 'node_modules/resq-wasm/THIRD_PARTY_NOTICES.md'), 'utf8');
+  const missing = crates.filter(([name, version]) => !notices.includes(`\n| ${name} | ${version} |`)).map((c) => c.join(' '));
+  assert.deepEqual(missing, [], 'every crate of the wasm, at its version, is in the notices: run `bash scripts/notices.sh`');
+  for (const line of ['The author disclaims copyright to this source code.', 'May you do good and not evil.', 'Copyright © 2005-2020 Rich Felker, et al.']) {
+    assert.ok(notices.includes(line), `the notices hold "${line}"`);
+  }
 });
 
 test('nothing test-only ships: no test hooks or benchmark probes in the installed package, its wasm exports or its types', async () => {
