@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { start } from './harness.mjs';
 import { inPage } from './util.mjs';
 
@@ -21,13 +21,43 @@ after(async () => {
   await h?.close();
 });
 
-test('the tarball holds the wasm, the page client, its types and the worker', () => {
-  const files = execFileSync('tar', ['tzf', h.tarball], { encoding: 'utf8' }).trim().split('\n');
-  for (const f of ['pkg/wasm/resq_wasm_bg.wasm', 'pkg/wasm/resq_wasm.js', 'pkg/index.js', 'pkg/index.d.ts', 'pkg/worker.js', 'package.json']) {
-    assert.ok(files.includes(`package/${f}`), `${f} is in the tarball`);
+test('the tarball holds what a user needs, and nothing from the repository besides', () => {
+  const files = execFileSync('tar', ['tzf', h.tarball], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((f) => f.replace(/^package\//, ''));
+  const needed = [
+    'package.json',
+    'README.md',
+    'LICENSE',
+    'THIRD_PARTY_NOTICES.md',
+    'pkg/index.js',
+    'pkg/index.d.ts',
+    'pkg/worker.js',
+    'pkg/worker.d.ts',
+    'pkg/broker.js',
+    'pkg/broker.d.ts',
+    'pkg/wasm/resq_wasm.js',
+    'pkg/wasm/resq_wasm.d.ts',
+    'pkg/wasm/resq_wasm_bg.wasm',
+  ];
+  for (const f of needed) assert.ok(files.includes(f), `${f} is in the tarball`);
+  // Every file package.json points to (main, types, exports) is there.
+  const manifest = JSON.parse(readFileSync(join(h.app, 'node_modules/resq-wasm/package.json'), 'utf8'));
+  const targets = [manifest.main, manifest.types, ...Object.values(manifest.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e)))];
+  for (const t of targets) assert.ok(files.includes(t.replace(/^\.\//, '')), `${t} (from package.json) is in the tarball`);
+  // Every relative import of a shipped module or declaration resolves to a shipped file.
+  for (const f of files.filter((f) => /\.(js|d\.ts)$/.test(f))) {
+    const text = readFileSync(join(h.app, 'node_modules/resq-wasm', f), 'utf8');
+    for (const [, spec] of text.matchAll(/(?:from|import\(|new URL\()\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+      const target = join(dirname(f), spec);
+      assert.ok(files.includes(target) || files.includes(target.replace(/\.js$/, '.d.ts')), `${f} refers to ${spec}, which is in the tarball`);
+    }
   }
-  const stray = files.filter((f) => /^package\/(src|target|tests|benches|www|node_modules)\//.test(f));
-  assert.deepEqual(stray, [], 'nothing but pkg/ and package files');
+  // Nothing else: the package files, and pkg/ holding only modules, declarations and the wasm.
+  const top = [...new Set(files.map((f) => f.split('/')[0]))].sort();
+  assert.deepEqual(top, ['LICENSE', 'README.md', 'THIRD_PARTY_NOTICES.md', 'package.json', 'pkg'], 'no src/, tests/, benches/, www/, scripts/ or other repository files');
+  assert.deepEqual(files.filter((f) => f.startsWith('pkg/') && !/\.(js|d\.ts|wasm)$/.test(f)), [], 'pkg/ holds only .js, .d.ts and .wasm');
 });
 
 test('THIRD_PARTY_NOTICES.md names every crate compiled into the wasm, SQLite’s blessing and musl’s notice', () => {
