@@ -97,6 +97,21 @@ test('nothing test-only ships: no test hooks or benchmark probes in the installe
   assert.deepEqual(found, [], 'no test-only wasm export');
 });
 
+test('no eval, new Function or string timer in the shipped JavaScript: it runs under a CSP without unsafe-eval', () => {
+  const pkg = join(h.app, 'node_modules/resq-wasm/pkg');
+  const files = execFileSync('find', [pkg, '-type', 'f', '-name', '*.js'], { encoding: 'utf8' }).trim().split('\n');
+  assert.ok(files.some((f) => f.endsWith('/wasm/resq_wasm.js')), 'the wasm glue is read too');
+  const found = [];
+  for (const f of files) {
+    const text = readFileSync(f, 'utf8');
+    // (wasm-bindgen's glue has `Function(${name})` inside a template string, for debug output: not a call.)
+    for (const m of text.matchAll(/\beval\s*\(|\bnew\s+Function\b|(?<![\w.$`])Function\s*\(\s*['"`]|\bset(?:Timeout|Interval)\(\s*['"`]/g)) {
+      found.push(`${f.slice(pkg.length + 1)}: ${m[0]}`);
+    }
+  }
+  assert.deepEqual(found, []);
+});
+
 test('a page imports resq-wasm from the installed folder and runs SQLite', async () => {
   const got = await inPage(h.page, async (api) => {
     const db = await api.open(':memory:');
