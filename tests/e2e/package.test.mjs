@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { start } from './harness.mjs';
 import { inPage } from './util.mjs';
@@ -170,61 +170,9 @@ function typecheck(file) {
   return spawnSync(tsc, args, { cwd: h.app, encoding: 'utf8' });
 }
 
-test('TypeScript: the public API type-checks, and wrong uses are errors', () => {
-  writeFileSync(
-    join(h.app, 'uses.ts'),
-    `import { open, ResqError, transfer, type Database, type Row } from 'resq-wasm';
-
-export async function uses(): Promise<void> {
-  const db: Database = await open('app.db', { storage: 'opfs', blobTransferThreshold: 64 * 1024 });
-  const mem: Database = await open(':memory:', { storage: 'memory' });
-  const { changes, lastInsertRowid } = await db.execute('INSERT INTO t(a, b) VALUES (?, ?)', ['x', 1]);
-  const n: number = changes;
-  const id: number | bigint = lastInsertRowid;
-  const rows: Row[] = await db.query('SELECT * FROM t WHERE a = :a', { a: 'x' });
-  const cell: null | number | bigint | string | Uint8Array = rows[0].a;
-  const typed = await mem.query<{ id: number; name: string }>('SELECT id, name FROM t');
-  const name: string = typed[0].name;
-  const json: Uint8Array = await db.queryBytes('SELECT ?', [new Uint8Array(4)]);
-  await db.executeBatch('INSERT INTO t(a) VALUES (?)', [[1], [2n], [null], [true], ['s'], [new Int16Array(2)], [new ArrayBuffer(8)], [transfer(new Uint8Array(2))]]);
-  const total: number = await db.transaction(async (tx) => {
-    await tx.execute('DELETE FROM t');
-    await tx.executeBatch('INSERT INTO t(a) VALUES (?)', [[1]]);
-    const r: Row[] = await tx.query('SELECT 1');
-    return r.length;
-  });
-  try {
-    await db.execute('SELEC 1');
-  } catch (e) {
-    if (e instanceof ResqError) {
-      const code: string = e.code;
-      const errno: number | undefined = e.errno;
-      const isError: Error = e;
-      if (e.code === 'RESQ_LOCKED' || e.code === 'SQLITE_CONSTRAINT_UNIQUE') console.log(code, errno, isError);
-      // @ts-expect-error: not one of API.md's codes
-      if (e.code === 'NOT_A_CODE') console.log(code);
-    }
-  }
-  await db.close();
-  console.log(n, id, cell, name, json, total);
-
-  // @ts-expect-error: undefined is not a SQLite value
-  await db.query('SELECT ?', [undefined]);
-  // @ts-expect-error: storage is 'opfs' or 'memory'
-  await open('x.db', { storage: 'disk' });
-  // @ts-expect-error: lastInsertRowid may be a bigint
-  const onlyNumber: number = lastInsertRowid;
-  // @ts-expect-error: a cell is not always a string
-  const onlyString: string = rows[0].a;
-  // @ts-expect-error: executeBatch takes a list of parameter sets
-  await db.executeBatch('INSERT INTO t(a) VALUES (?)', [1, 2]);
-  // @ts-expect-error: transfer takes bytes
-  transfer('text');
-  console.log(onlyNumber, onlyString);
-}
-`,
-  );
-  const r = typecheck('uses.ts');
+test('TypeScript: every public method and type (tests/types/usage.ts) type-checks, and wrong uses are errors', () => {
+  copyFileSync(resolve(import.meta.dirname, '../types/usage.ts'), join(h.app, 'usage.ts'));
+  const r = typecheck('usage.ts');
   assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`);
 });
 
