@@ -7,7 +7,10 @@
 // With { isolated: true } pages are cross-origin isolated (COOP + COEP), which
 // gives benchmarks 5 µs timers instead of 100 µs and tests SharedArrayBuffer.
 // `overrides` maps URL paths to text served in place of the file there (the
-// benchmarks' probe worker; see tests/e2e/probe-worker.js).
+// benchmarks' probe worker; see tests/e2e/probe-worker.js). `headers` are
+// added to every response (a Content-Security-Policy, say); `log`, an array,
+// gets { path, status, dest } for each request (`dest`: the browser's
+// Sec-Fetch-Dest, such as 'worker' or 'sharedworker').
 
 import { createServer } from 'node:http';
 import { createReadStream, statSync } from 'node:fs';
@@ -28,15 +31,19 @@ const TYPES = {
   '.map': 'application/json',
 };
 
-export function serve(folder, port = 0, { isolated = false, overrides = {} } = {}) {
+export function serve(folder, port = 0, { isolated = false, overrides = {}, headers = {}, log = null } = {}) {
   const root = resolve(folder);
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    const isolation = isolated ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {};
+    res.on('finish', () => log?.push({ path, status: res.statusCode, dest: req.headers['sec-fetch-dest'] }));
+    const extra = {
+      ...(isolated ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {}),
+      ...headers,
+    };
     if (path in overrides) {
       const body = Buffer.from(overrides[path]);
       const type = TYPES[extname(path)] ?? 'application/octet-stream';
-      return void res.writeHead(200, { 'content-type': type, 'content-length': body.length, 'cache-control': 'no-store', ...isolation }).end(body);
+      return void res.writeHead(200, { 'content-type': type, 'content-length': body.length, 'cache-control': 'no-store', ...extra }).end(body);
     }
     let file = normalize(join(root, path));
     if (!file.startsWith(root)) return void res.writeHead(403).end();
@@ -47,7 +54,7 @@ export function serve(folder, port = 0, { isolated = false, overrides = {} } = {
         'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
         'content-length': size,
         'cache-control': 'no-store',
-        ...isolation,
+        ...extra,
       });
       createReadStream(file).pipe(res);
     } catch {

@@ -47,13 +47,18 @@ const FIREFOX_PREFS = {
   'toolkit.telemetry.enabled': false,
 };
 
-/** Packs the repo and installs the tarball into a fresh app folder. */
-export function installPackedApp() {
-  const app = mkdtempSync(join(tmpdir(), 'resq-app-'));
-  const tgz = execFileSync('npm', ['pack', '--silent', '--pack-destination', app], { cwd: repo, encoding: 'utf8' })
+/** Packs the repo (`npm pack`, as for publishing) into folder `dest`; returns the tarball's file name. */
+export function packInto(dest) {
+  return execFileSync('npm', ['pack', '--silent', '--pack-destination', dest], { cwd: repo, encoding: 'utf8' })
     .trim()
     .split('\n')
     .pop();
+}
+
+/** Packs the repo and installs the tarball into a fresh app folder. */
+export function installPackedApp() {
+  const app = mkdtempSync(join(tmpdir(), 'resq-app-'));
+  const tgz = packInto(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
   execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', join(app, tgz)], { cwd: app, stdio: 'inherit' });
   writeFileSync(

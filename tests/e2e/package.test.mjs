@@ -5,12 +5,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { start } from './harness.mjs';
 import { inPage } from './util.mjs';
 
-const tsc = resolve(import.meta.dirname, '../../node_modules/.bin/tsc');
+const repo = resolve(import.meta.dirname, '../..');
+const tsc = join(repo, 'node_modules/.bin/tsc');
 
 let h;
 before(async () => {
@@ -20,13 +21,64 @@ after(async () => {
   await h?.close();
 });
 
-test('the tarball holds the wasm, the page client, its types and the worker', () => {
-  const files = execFileSync('tar', ['tzf', h.tarball], { encoding: 'utf8' }).trim().split('\n');
-  for (const f of ['pkg/wasm/resq_wasm_bg.wasm', 'pkg/wasm/resq_wasm.js', 'pkg/index.js', 'pkg/index.d.ts', 'pkg/worker.js', 'package.json']) {
-    assert.ok(files.includes(`package/${f}`), `${f} is in the tarball`);
+test('the tarball holds what a user needs, and nothing from the repository besides', () => {
+  const files = execFileSync('tar', ['tzf', h.tarball], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((f) => f.replace(/^package\//, ''));
+  const needed = [
+    'package.json',
+    'README.md',
+    'LICENSE',
+    'THIRD_PARTY_NOTICES.md',
+    'pkg/index.js',
+    'pkg/index.d.ts',
+    'pkg/worker.js',
+    'pkg/worker.d.ts',
+    'pkg/broker.js',
+    'pkg/broker.d.ts',
+    'pkg/wasm/resq_wasm.js',
+    'pkg/wasm/resq_wasm.d.ts',
+    'pkg/wasm/resq_wasm_bg.wasm',
+  ];
+  for (const f of needed) assert.ok(files.includes(f), `${f} is in the tarball`);
+  // Every file package.json points to (main, types, exports) is there.
+  const manifest = JSON.parse(readFileSync(join(h.app, 'node_modules/resq-wasm/package.json'), 'utf8'));
+  const targets = [manifest.main, manifest.types, ...Object.values(manifest.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e)))];
+  for (const t of targets) assert.ok(files.includes(t.replace(/^\.\//, '')), `${t} (from package.json) is in the tarball`);
+  // Every relative import of a shipped module or declaration resolves to a shipped file.
+  for (const f of files.filter((f) => /\.(js|d\.ts)$/.test(f))) {
+    const text = readFileSync(join(h.app, 'node_modules/resq-wasm', f), 'utf8');
+    for (const [, spec] of text.matchAll(/(?:from|import\(|new URL\()\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+      const target = join(dirname(f), spec);
+      assert.ok(files.includes(target) || files.includes(target.replace(/\.js$/, '.d.ts')), `${f} refers to ${spec}, which is in the tarball`);
+    }
   }
-  const stray = files.filter((f) => /^package\/(src|target|tests|benches|www|node_modules)\//.test(f));
-  assert.deepEqual(stray, [], 'nothing but pkg/ and package files');
+  // Nothing else: the package files, and pkg/ holding only modules, declarations and the wasm.
+  const top = [...new Set(files.map((f) => f.split('/')[0]))].sort();
+  assert.deepEqual(top, ['LICENSE', 'README.md', 'THIRD_PARTY_NOTICES.md', 'package.json', 'pkg'], 'no src/, tests/, benches/, www/, scripts/ or other repository files');
+  assert.deepEqual(files.filter((f) => f.startsWith('pkg/') && !/\.(js|d\.ts|wasm)$/.test(f)), [], 'pkg/ holds only .js, .d.ts and .wasm');
+});
+
+test('THIRD_PARTY_NOTICES.md names every crate compiled into the wasm, SQLite’s blessing and musl’s notice', () => {
+  // The wasm's crates as cargo resolves them (no cargo-about needed here:
+  // scripts/notices.sh regenerates the file when this fails).
+  const tree = execFileSync('cargo', ['tree', '--locked', '-e', 'normal', '--target', 'wasm32-unknown-unknown', '--prefix', 'none', '--format', '{p}'], {
+    cwd: repo,
+    encoding: 'utf8',
+  });
+  const crates = [...new Set(tree.trim().split('\n').map((line) => line.split(' ').slice(0, 2).join(' ')))]
+    .map((line) => line.split(' v'))
+    .filter(([name]) => name !== 'resq-wasm');
+  for (const name of ['sqlite-wasm-rs', 'sqlite-wasm-vfs', 'wasm-bindgen', 'js-sys', 'web-sys', 'base64']) {
+    assert.ok(crates.some(([n]) => n === name), `cargo tree lists ${name}`);
+  }
+  const notices = readFileSync(join(h.app, 'node_modules/resq-wasm/THIRD_PARTY_NOTICES.md'), 'utf8');
+  const missing = crates.filter(([name, version]) => !notices.includes(`\n| ${name} | ${version} |`)).map((c) => c.join(' '));
+  assert.deepEqual(missing, [], 'every crate of the wasm, at its version, is in the notices: run `bash scripts/notices.sh`');
+  for (const line of ['The author disclaims copyright to this source code.', 'May you do good and not evil.', 'Copyright © 2005-2020 Rich Felker, et al.']) {
+    assert.ok(notices.includes(line), `the notices hold "${line}"`);
+  }
 });
 
 test('nothing test-only ships: no test hooks or benchmark probes in the installed package, its wasm exports or its types', async () => {
@@ -43,6 +95,21 @@ test('nothing test-only ships: no test hooks or benchmark probes in the installe
   assert.ok(exports.includes('connection_query'), 'the export list is read');
   const found = exports.filter((n) => /test|crash|stats|memory_bytes|in_transaction/i.test(n));
   assert.deepEqual(found, [], 'no test-only wasm export');
+});
+
+test('no eval, new Function or string timer in the shipped JavaScript: it runs under a CSP without unsafe-eval', () => {
+  const pkg = join(h.app, 'node_modules/resq-wasm/pkg');
+  const files = execFileSync('find', [pkg, '-type', 'f', '-name', '*.js'], { encoding: 'utf8' }).trim().split('\n');
+  assert.ok(files.some((f) => f.endsWith('/wasm/resq_wasm.js')), 'the wasm glue is read too');
+  const found = [];
+  for (const f of files) {
+    const text = readFileSync(f, 'utf8');
+    // (wasm-bindgen's glue has `Function(${name})` inside a template string, for debug output: not a call.)
+    for (const m of text.matchAll(/\beval\s*\(|\bnew\s+Function\b|(?<![\w.$`])Function\s*\(\s*['"`]|\bset(?:Timeout|Interval)\(\s*['"`]/g)) {
+      found.push(`${f.slice(pkg.length + 1)}: ${m[0]}`);
+    }
+  }
+  assert.deepEqual(found, []);
 });
 
 test('a page imports resq-wasm from the installed folder and runs SQLite', async () => {
@@ -103,61 +170,9 @@ function typecheck(file) {
   return spawnSync(tsc, args, { cwd: h.app, encoding: 'utf8' });
 }
 
-test('TypeScript: the public API type-checks, and wrong uses are errors', () => {
-  writeFileSync(
-    join(h.app, 'uses.ts'),
-    `import { open, ResqError, transfer, type Database, type Row } from 'resq-wasm';
-
-export async function uses(): Promise<void> {
-  const db: Database = await open('app.db', { storage: 'opfs', blobTransferThreshold: 64 * 1024 });
-  const mem: Database = await open(':memory:', { storage: 'memory' });
-  const { changes, lastInsertRowid } = await db.execute('INSERT INTO t(a, b) VALUES (?, ?)', ['x', 1]);
-  const n: number = changes;
-  const id: number | bigint = lastInsertRowid;
-  const rows: Row[] = await db.query('SELECT * FROM t WHERE a = :a', { a: 'x' });
-  const cell: null | number | bigint | string | Uint8Array = rows[0].a;
-  const typed = await mem.query<{ id: number; name: string }>('SELECT id, name FROM t');
-  const name: string = typed[0].name;
-  const json: Uint8Array = await db.queryBytes('SELECT ?', [new Uint8Array(4)]);
-  await db.executeBatch('INSERT INTO t(a) VALUES (?)', [[1], [2n], [null], [true], ['s'], [new Int16Array(2)], [new ArrayBuffer(8)], [transfer(new Uint8Array(2))]]);
-  const total: number = await db.transaction(async (tx) => {
-    await tx.execute('DELETE FROM t');
-    await tx.executeBatch('INSERT INTO t(a) VALUES (?)', [[1]]);
-    const r: Row[] = await tx.query('SELECT 1');
-    return r.length;
-  });
-  try {
-    await db.execute('SELEC 1');
-  } catch (e) {
-    if (e instanceof ResqError) {
-      const code: string = e.code;
-      const errno: number | undefined = e.errno;
-      const isError: Error = e;
-      if (e.code === 'RESQ_LOCKED' || e.code === 'SQLITE_CONSTRAINT_UNIQUE') console.log(code, errno, isError);
-      // @ts-expect-error: not one of API.md's codes
-      if (e.code === 'NOT_A_CODE') console.log(code);
-    }
-  }
-  await db.close();
-  console.log(n, id, cell, name, json, total);
-
-  // @ts-expect-error: undefined is not a SQLite value
-  await db.query('SELECT ?', [undefined]);
-  // @ts-expect-error: storage is 'opfs' or 'memory'
-  await open('x.db', { storage: 'disk' });
-  // @ts-expect-error: lastInsertRowid may be a bigint
-  const onlyNumber: number = lastInsertRowid;
-  // @ts-expect-error: a cell is not always a string
-  const onlyString: string = rows[0].a;
-  // @ts-expect-error: executeBatch takes a list of parameter sets
-  await db.executeBatch('INSERT INTO t(a) VALUES (?)', [1, 2]);
-  // @ts-expect-error: transfer takes bytes
-  transfer('text');
-  console.log(onlyNumber, onlyString);
-}
-`,
-  );
-  const r = typecheck('uses.ts');
+test('TypeScript: every public method and type (tests/types/usage.ts) type-checks, and wrong uses are errors', () => {
+  copyFileSync(resolve(import.meta.dirname, '../types/usage.ts'), join(h.app, 'usage.ts'));
+  const r = typecheck('usage.ts');
   assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`);
 });
 
