@@ -2,8 +2,10 @@
 // an empty folder as a user would, serves that folder on 127.0.0.1 and drives
 // a browser: Debian's Chromium with playwright-core, or Debian's Firefox ESR
 // with puppeteer-core (WebDriver BiDi), chosen by RESQ_ENGINE. Pages import
-// 'resq-wasm' by its bare name through an import map pointing into
-// node_modules.
+// 'resq-wasm' (and its entries such as 'resq-wasm/kysely') by their bare
+// names through an import map pointing into node_modules, made from the
+// packages' own `exports`; `start({ peers })` installs optional peers such
+// as kysely beside it and maps them the same way.
 //
 // The tests are written against the Playwright page API they started with;
 // for Firefox, `FirefoxPage` below adapts the few calls where Puppeteer's
@@ -55,19 +57,45 @@ export function packInto(dest) {
     .pop();
 }
 
-/** Packs the repo and installs the tarball into a fresh app folder. */
-export function installPackedApp() {
+/**
+ * Packs the repo and installs the tarball into a fresh app folder, with
+ * `peers` (package names such as 'kysely') at the versions the repo's
+ * devDependencies pin, as a user adds an optional peer.
+ */
+export function installPackedApp({ peers = [] } = {}) {
   const app = mkdtempSync(join(tmpdir(), 'resq-app-'));
   const tgz = packInto(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', join(app, tgz)], { cwd: app, stdio: 'inherit' });
+  const pinned = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')).devDependencies;
+  const specs = peers.map((name) => `${name}@${pinned[name]}`);
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', '--prefer-offline', join(app, tgz), ...specs], { cwd: app, stdio: 'inherit' });
+  const imports = importMap(app, ['resq-wasm', ...peers]);
   writeFileSync(
     join(app, 'index.html'),
     `<!doctype html><meta charset="utf-8"><title>resq-wasm test</title>
-<script type="importmap">{"imports":{"resq-wasm":"./node_modules/resq-wasm/pkg/index.js"}}</script>
+<script type="importmap">${JSON.stringify({ imports })}</script>
 <body>resq-wasm test page</body>`,
   );
   return { app, tarball: join(app, tgz) };
+}
+
+/**
+ * Import map entries for the installed packages `names`: each entry of a
+ * package's `exports` (wildcards left out) to the ES module file a bundler
+ * would pick (the `import` condition, else `default`).
+ */
+function importMap(app, names) {
+  const esm = (target) => (typeof target === 'string' || target == null ? target : esm(target.import ?? target.default));
+  const imports = {};
+  for (const name of names) {
+    const { exports } = JSON.parse(readFileSync(join(app, 'node_modules', name, 'package.json'), 'utf8'));
+    for (const [key, target] of Object.entries(exports)) {
+      const file = esm(target);
+      if (key.includes('*') || !file?.endsWith('.js')) continue;
+      imports[name + key.slice(1)] = `./node_modules/${name}/${file.replace(/^\.\//, '')}`;
+    }
+  }
+  return imports;
 }
 
 /**
@@ -267,10 +295,11 @@ export async function launch(profile, { engine = ENGINE, privateWindow = false, 
  * With `probe` (options of tests/e2e/probe-worker.js, `{}` for none),
  * databases run in the probe worker: see `probe()` in util.mjs.
  * `privateWindow`: see `launch()`. With `quota` (bytes), `lowQuota(page)`
- * gives the page's origin that storage quota (see below).
+ * gives the page's origin that storage quota (see below). `peers`: see
+ * `installPackedApp()`.
  */
-export async function start({ isolated = false, probe = null, engine = ENGINE, privateWindow = false, quota = null } = {}) {
-  const { app, tarball } = installPackedApp();
+export async function start({ isolated = false, probe = null, engine = ENGINE, privateWindow = false, quota = null, peers = [] } = {}) {
+  const { app, tarball } = installPackedApp({ peers });
   if (probe) installProbe(app, probe);
   const server = await serve(app, 0, { isolated });
   const profile = mkdtempSync(join(tmpdir(), 'resq-profile-'));

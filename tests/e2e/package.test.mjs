@@ -5,8 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { copyFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { start } from './harness.mjs';
 import { inPage } from './util.mjs';
 
@@ -81,6 +81,44 @@ test('THIRD_PARTY_NOTICES.md names every crate compiled into the wasm, SQLite’
   }
 });
 
+test('the kysely and drizzle entries ship as their own exports, with types, for optional peers', () => {
+  const files = execFileSync('tar', ['tzf', h.tarball], { encoding: 'utf8' }).trim().split('\n');
+  for (const f of ['pkg/kysely.js', 'pkg/kysely.d.ts', 'pkg/drizzle.js', 'pkg/drizzle.d.ts']) assert.ok(files.includes(`package/${f}`), `${f} is in the tarball`);
+  const installed = JSON.parse(readFileSync(join(h.app, 'node_modules/resq-wasm/package.json'), 'utf8'));
+  assert.deepEqual(installed.exports['./kysely'], { types: './pkg/kysely.d.ts', default: './pkg/kysely.js' });
+  assert.deepEqual(installed.exports['./drizzle'], { types: './pkg/drizzle.d.ts', default: './pkg/drizzle.js' });
+  assert.deepEqual(Object.keys(installed.peerDependencies).sort(), ['drizzle-orm', 'kysely']);
+  assert.deepEqual(installed.peerDependenciesMeta, { 'drizzle-orm': { optional: true }, kysely: { optional: true } });
+  assert.deepEqual(installed.dependencies, undefined, 'no dependency a user must install');
+  const app = readdirSync(join(h.app, 'node_modules'));
+  assert.ok(!app.includes('kysely') && !app.includes('drizzle-orm'), 'installing resq-wasm installs neither peer');
+  const pinned = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')).devDependencies;
+  for (const peer of ['kysely', 'drizzle-orm']) assert.match(pinned[peer], /^\d+\.\d+\.\d+$/, `${peer} is pinned exactly for the tests`);
+});
+
+test("the core entries' import graph reaches no kysely or drizzle code", () => {
+  const pkg = join(h.app, 'node_modules/resq-wasm/pkg');
+  // Every module index.js imports, statically or not, and those they
+  // import; worker.js and broker.js, which open() starts, likewise.
+  const seen = new Set();
+  const bare = new Set();
+  const visit = (file) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)|\bimport\s*['"]([^'"]+)['"]|new URL\(\s*['"]([^'"]+)['"]/g)) {
+      const specifier = m[1] ?? m[2] ?? m[3] ?? m[4];
+      if (specifier.startsWith('.')) visit(join(dirname(file), specifier));
+      else bare.add(specifier);
+    }
+  };
+  for (const entry of ['index.js', 'worker.js', 'broker.js']) visit(join(pkg, entry));
+  const reached = [...seen].map((f) => relative(pkg, f)).sort();
+  assert.ok(reached.includes('database.js') && reached.includes('wasm/resq_wasm.js'), `the walk follows imports: ${reached}`);
+  assert.deepEqual(reached.filter((f) => /kysely|drizzle/.test(f)), []);
+  assert.deepEqual([...bare].filter((s) => /kysely|drizzle/.test(s)), []);
+});
+
 test('nothing test-only ships: no test hooks or benchmark probes in the installed package, its wasm exports or its types', async () => {
   const pkg = join(h.app, 'node_modules/resq-wasm/pkg');
   const text = execFileSync('find', [pkg, '-type', 'f', '(', '-name', '*.js', '-o', '-name', '*.d.ts', ')'], { encoding: 'utf8' })
@@ -88,8 +126,9 @@ test('nothing test-only ships: no test hooks or benchmark probes in the installe
     .split('\n')
     .map((f) => readFileSync(f, 'utf8'))
     .join('\n');
-  const hooks = ['crashForTests', 'crashWorkerForTests', 'inTransaction', 'wasmMemoryBytes', 'opfsBytesWritten', 'stats()', "'stats'", 'SyncAccessHandle.prototype', '__probe', 'ForTests'];
-  for (const hook of hooks) assert.ok(!text.includes(hook), `${hook} is not in the package`);
+  // inTransaction as a whole name: Kysely's driver API has beginTransaction.
+  const hooks = ['crashForTests', 'crashWorkerForTests', /\binTransaction\b/, 'wasmMemoryBytes', 'opfsBytesWritten', 'stats()', "'stats'", 'SyncAccessHandle.prototype', '__probe', 'ForTests'];
+  for (const hook of hooks) assert.ok(typeof hook === 'string' ? !text.includes(hook) : !hook.test(text), `${hook} is not in the package`);
   const wasm = await WebAssembly.compile(readFileSync(join(pkg, 'wasm/resq_wasm_bg.wasm')));
   const exports = WebAssembly.Module.exports(wasm).map((e) => e.name);
   assert.ok(exports.includes('connection_query'), 'the export list is read');
