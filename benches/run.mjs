@@ -3,7 +3,8 @@
 //
 //   node benches/run.mjs <name> [args as JSON]
 //   names: compare (default), query-roundtrip, blob-transfer, staging,
-//   ranged-read, media-paths, file-limit (one module each in benches/page/)
+//   ranged-read, media-paths, file-limit, backup (one module each in
+//   benches/page/)
 //
 // A module exports `run(args)` returning rows { workload, config?, median,
 // p95, n, busy? }, and optionally `passes`: the args of each pass (an
@@ -50,7 +51,7 @@ try {
     console.log('| workload | config | median ms | p95 ms | main-thread busy ms | n |\n|---|---|---:|---:|---:|---:|');
     for (const r of rows) {
       const workload = r.row ? `${r.workload} ${r.row}` : r.workload;
-      const extra = r.raw ? ` raw ${r.raw} B, gzip ${r.gzip} B` : r.written !== undefined ? ` (OPFS bytes written ${r.written})` : '';
+      const extra = r.raw ? ` raw ${r.raw} B, gzip ${r.gzip} B` : r.written !== undefined ? ` (OPFS bytes written ${r.written})` : r.mbps !== undefined ? ` (${r.mbps.toFixed(0)} MB/s)` : '';
       console.log(`| ${workload}${extra} | ${r.config ?? r.engine ?? ''} | ${fmt(r.median)} | ${fmt(r.p95)} | ${fmt(r.busy)} | ${r.n ?? ''} |`);
     }
   }

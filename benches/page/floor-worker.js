@@ -1,6 +1,8 @@
 // The physical floor of a durable BLOB write and read: one raw OPFS
 // SyncAccessHandle, no database. `write` stores the received bytes and
 // flushes; `read` reads `size` bytes into a fresh buffer and transfers it.
+// For files too large for one buffer: `append` writes a chunk at `at`,
+// `flush` flushes, `readAt` reads `size` bytes at `at` and transfers them.
 const handle = navigator.storage
   .getDirectory()
   .then((dir) => dir.getFileHandle('floor.bin', { create: true }))
@@ -20,6 +22,13 @@ self.onmessage = async ({ data }) => {
   } else if (data.op === 'read') {
     const out = new Uint8Array(data.size);
     h.read(out, { at: 0 });
+    self.postMessage(out, [out.buffer]);
+  } else if (data.op === 'flush') {
+    h.flush();
+    self.postMessage({ ok: true });
+  } else if (data.op === 'readAt') {
+    const out = new Uint8Array(data.size);
+    h.read(out, { at: data.at });
     self.postMessage(out, [out.buffer]);
   } else if (data.op === 'close') {
     h.close();

@@ -79,6 +79,8 @@ export function floorWorker() {
     write: (bytes) => call({ op: 'write', bytes }, [bytes.buffer]),
     append: (bytes, at) => call({ op: 'append', bytes, at }, [bytes.buffer]),
     read: (size) => call({ op: 'read', size }),
+    flush: () => call({ op: 'flush' }),
+    readAt: (at, size) => call({ op: 'readAt', at, size }),
     close: async () => { await call({ op: 'close' }); w.terminate(); },
   };
 }

@@ -1,5 +1,6 @@
 // An open database: the calls, in order, and the transaction gate.
 
+import { exportStream, importInto } from './backup.js';
 import { ResqError, badParam } from './errors.js';
 import type { Link, Watcher } from './link.js';
 import { USED, prepareParams, type Outgoing, type Params } from './params.js';
@@ -130,6 +131,8 @@ export class Database implements Transaction {
   #waiting: Array<() => void> = [];
   #warned = false;
   #reads: BlobReads;
+  /** Stoppers of the exports running, for `close()`. */
+  #exports = new Set<(err: ResqError) => void>();
 
   /** @internal use `open()` */
   constructor(link: Link, threshold: number, forget: () => void) {
@@ -295,9 +298,34 @@ export class Database implements Transaction {
     return subscribe(start, (id) => this.#link.unwatch(id), { sql, params: kept, bytes }, decode, callback, options);
   }
 
-  /** Closes the database and stops its worker. Later calls reject with RESQ_CLOSED. */
+  /**
+   * The database file, as a stream of bytes: a consistent copy, read out
+   * of the worker a chunk (whole pages, up to 4 MB) per pull, never whole.
+   * Save it as a file, upload it, or pass it to `importDatabase`.
+   *
+   * While the stream is read, the database runs nothing else: calls from
+   * every tab, this `Database`'s own included, wait until it ends (read to
+   * the end, cancelled, or `close()`). An export that has gone unread for
+   * 10 s while a call waits for it ends, and errors with SQLITE_ABORT, so
+   * an abandoned stream holds nobody up for longer.
+   */
+  export(): ReadableStream<Uint8Array> {
+    return exportStream(this.#send, (op, fields, transfer, generation) => this.#link.call(op, fields, transfer, generation), () => this.#link.generation, this.#exports);
+  }
+
+  /** @internal `importDatabase(this, source)` */
+  importFrom(source: unknown): Promise<void> {
+    return importInto(this.#send, () => this.#link.generation, source);
+  }
+
+  /**
+   * Closes the database and stops its worker. Later calls reject with
+   * RESQ_CLOSED; so do its exports still running.
+   */
   close(): Promise<void> {
     if (this.#closed) return this.#closed;
+    const closed = new ResqError('RESQ_CLOSED', 'the database is closed');
+    for (const stop of [...this.#exports]) stop(closed);
     const closing = this.#gate(() => this.#link.call('close', {}).then(() => undefined));
     this.#closed = closing.then(
       () => this.#forget(),

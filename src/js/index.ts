@@ -8,6 +8,7 @@
 // SQLite runs in a dedicated worker that `open()` starts; this module never
 // loads the wasm. Calls are messages; rows come back as JSON bytes.
 
+import { checkSource, type ImportSource } from './backup.js';
 import { Database } from './database.js';
 import { Link } from './link.js';
 import { ResqError, badParam } from './errors.js';
@@ -16,6 +17,7 @@ import type { Storage } from './protocol.js';
 
 export { Database, ResqError, Transfer };
 export { StagedBlob } from './staged.js';
+export type { ImportSource } from './backup.js';
 export type { BlobRange, BlobReads, Transaction } from './database.js';
 export type { ResqErrorCode } from './errors.js';
 export type { Subscription, WatchOptions } from './watch.js';
@@ -74,4 +76,30 @@ export async function open(name: string, options: OpenOptions = {}): Promise<Dat
   const link = new Link({ name, storage, blobTransferThreshold: threshold === Infinity ? -1 : threshold });
   await link.ready;
   return new Database(link, threshold, () => link.close());
+}
+
+/**
+ * Replaces a database with the database file `source` (a `Blob`, a `File`
+ * or a `ReadableStream` of bytes, such as another database's `export()`),
+ * only once SQLite has checked all of it: a file that is not an SQLite
+ * database is refused with SQLITE_NOTADB, a truncated or damaged one with
+ * SQLITE_CORRUPT, and the database is then unchanged. The file streams
+ * into the worker's temp space and is copied over the database page by
+ * page, in one transaction: never whole in memory.
+ *
+ * `target` is an OPFS database's name (opened for the call, and shared
+ * with the tabs that have it open, whose watches see the new contents),
+ * or an open `Database` of any storage.
+ */
+export async function importDatabase(target: string | Database, source: ImportSource): Promise<void> {
+  checkSource(source);
+  if (target instanceof Database) return target.importFrom(source);
+  if (typeof target !== 'string') throw badParam('importDatabase() takes a database name such as "media.db", or an open Database');
+  if (target === ':memory:') throw badParam("a ':memory:' database is private to the open() that made it: pass that Database to importDatabase()");
+  const db = await open(target, { storage: 'opfs' });
+  try {
+    await db.importFrom(source);
+  } finally {
+    await db.close().catch(() => {});
+  }
 }

@@ -51,6 +51,17 @@ export interface Requests {
   watch: { watch: number; sql: string; params?: unknown; bytes: boolean; previous: string };
   unwatch: { watch: number };
   /**
+   * `export()`: the reply gives the export's id and the file's size. Until
+   * it ends (its last read, `exportClose`, its caller leaving, or a stall,
+   * see worker.ts) the worker runs only its reads.
+   */
+  exportOpen: Record<string, never>;
+  /** The export's next bytes (whole pages, up to 4 MB). */
+  exportRead: { export: number };
+  exportClose: { export: number };
+  /** `importDatabase`: replaces the database with staged blob `stage`'s bytes, once checked; the stage is used up either way. */
+  importStaged: { stage: number };
+  /**
    * A call the page already refused (a bad parameter): the worker only sends
    * `error` back, so the rejection comes in its turn, after the replies to
    * the calls made before it.
@@ -87,6 +98,10 @@ export interface Replies {
   close: null;
   watch: WatchResult | null;
   unwatch: null;
+  exportOpen: { export: number; size: number };
+  exportRead: Uint8Array;
+  exportClose: null;
+  importStaged: null;
   fail: never;
 }
 

@@ -6,9 +6,9 @@
 // (each through a MessagePort the page hands over, see link.ts). While one
 // caller has a transaction open, the others' requests wait, so transactions
 // from different tabs never interleave. What a caller made here (staged
-// blobs, blob streams, live queries, an open transaction) is its own, and
-// goes when it leaves: by closing, or when its tab ends (the Web Lock it
-// held is freed).
+// blobs, blob streams, live queries, an open transaction, an export) is
+// its own, and goes when it leaves: by closing, or when its tab ends (the
+// Web Lock it held is freed).
 
 import init, { Connection, sqlLimit, streamLimit } from './wasm/resq_wasm.js';
 import type { Attach, Op, Push, Replies, Request, Requests, WatchResult, WireError } from './protocol.js';
@@ -73,41 +73,99 @@ function attach(port: MessagePort, lock: string): void {
 }
 
 // The queue. `owner` has a transaction open: only its requests run until it
-// ends. `handle` answers every request; should the queue ever throw, the
-// worker can no longer promise an answer to anything, so it ends (every
-// tab then rejects its pending calls with RESQ_WORKER_DIED).
+// ends. While an export runs (`exporting`), only its reads run, and its
+// caller's leaving: every other request, its caller's own included, waits,
+// so the pages it reads are all of one state. `handle` answers every
+// request; should the queue ever throw, the worker can no longer promise an
+// answer to anything, so it ends (every tab then rejects its pending calls
+// with RESQ_WORKER_DIED).
 
 interface Entry {
   from: Caller;
   req: Request | { op: 'leave' };
+  /** When it was queued (performance.now()). */
+  at: number;
 }
 const entries: Entry[] = [];
 let owner: Caller | null = null;
 let pumping = false;
 
 function enqueue(from: Caller, req: Entry['req']): void {
-  entries.push({ from, req });
+  entries.push({ from, req, at: performance.now() });
   if (!pumping) pump().catch(die);
+  else if (exporting) watchStall();
+}
+
+/** Whether `e` may run now. */
+function runnable(e: Entry): boolean {
+  if (exporting) return e.from === exporting.from && (e.req.op === 'leave' || e.req.op === 'exportRead' || e.req.op === 'exportClose');
+  return owner === null || e.from === owner;
 }
 
 async function pump(): Promise<void> {
   pumping = true;
   let sinceRerun = 0;
   for (;;) {
-    const i = entries.findIndex((e) => owner === null || e.from === owner);
+    const i = entries.findIndex(runnable);
     if (i < 0) break;
     const [{ from, req }] = entries.splice(i, 1);
     if (req.op === 'leave') await cleanUp(from);
     else await handle(from, req);
     owner = conn?.transactionOpen() ? from : null;
     // Live queries re-run outside transactions (never on uncommitted
-    // data), when the queue is idle or every so often under load.
-    if (owner === null && (entries.length === 0 || ++sinceRerun >= RERUN_EVERY)) {
+    // data) and exports, when the queue is idle or every so often under load.
+    if (owner === null && !exporting && (entries.length === 0 || ++sinceRerun >= RERUN_EVERY)) {
       sinceRerun = 0;
       rerunWatches();
     }
   }
   pumping = false;
+  watchStall();
+}
+
+// The export in progress. It holds the queue while its stream is read; one
+// that is not read (a stream nobody reads, a reader that awaits a call on
+// the database it is exporting) must not hold everyone else forever: once
+// a request has waited EXPORT_IDLE_MS for it and it has not been read in
+// that time, it ends, and its next read fails with SQLITE_ABORT.
+
+interface Exporting {
+  from: Caller;
+  id: number;
+  size: number;
+  read: number;
+  /** When it began or was last read (performance.now()). */
+  active: number;
+}
+let exporting: Exporting | null = null;
+let nextExport = 1;
+let stallTimer: ReturnType<typeof setTimeout> | undefined;
+
+/** How long an export may go unread while a request waits for it. */
+const EXPORT_IDLE_MS = 10_000;
+/** Bytes an export read returns at most (whole pages; one page at least). */
+const EXPORT_CHUNK = 4 << 20;
+
+function endExport(): void {
+  exporting = null;
+  conn?.exportEnd();
+  clearTimeout(stallTimer);
+}
+
+/** Ends the export if it has stalled; otherwise looks again when it could have. */
+function watchStall(): void {
+  clearTimeout(stallTimer);
+  if (!exporting) return;
+  const waiting = entries.find((e) => !runnable(e));
+  if (!waiting) return;
+  const since = Math.max(exporting.active, waiting.at);
+  const due = since + EXPORT_IDLE_MS - performance.now();
+  if (due > 0) {
+    stallTimer = setTimeout(watchStall, due);
+    return;
+  }
+  endExport();
+  if (!pumping) pump().catch(die);
 }
 
 /** Requests run between live-query re-runs while the queue stays busy. */
@@ -124,6 +182,7 @@ function leave(c: Caller): void {
 
 async function cleanUp(c: Caller): Promise<void> {
   if (!conn) return;
+  if (exporting?.from === c) endExport();
   // It left with its transaction open (its tab closed mid-transaction).
   if (owner === c && conn.transactionOpen()) {
     // Not as a transaction callback's call, which may not roll back.
@@ -160,6 +219,12 @@ const STRING_FIELDS: { [K in Op]?: readonly (keyof Requests[K])[] } = {
   blobStreamOpen: ['table', 'column'],
   watch: ['sql', 'previous'],
 };
+
+const exportEnded = (): WireError => ({
+  code: 'SQLITE_ABORT',
+  errno: 4,
+  message: `this export has ended: it was not read for ${EXPORT_IDLE_MS / 1000} s while other calls waited for it (or it was cancelled); export again`,
+});
 
 async function handle(from: Caller, req: Request): Promise<void> {
   // The page closed the database: a following tab's request goes back to
@@ -273,6 +338,46 @@ const ops: Omit<Run, 'open' | 'fail'> = {
   async stageDiscard(req, _, from) {
     connection();
     await discardStage(from, req.stage);
+    return null;
+  },
+  exportOpen(_, __, from) {
+    const size = connection().exportBegin();
+    exporting = { from, id: nextExport++, size, read: 0, active: performance.now() };
+    return { export: exporting.id, size };
+  },
+  exportRead(req, transfer, from) {
+    if (exporting?.id !== req.export || exporting.from !== from) throw exportEnded();
+    let bytes: Uint8Array;
+    try {
+      bytes = connection().exportRead(EXPORT_CHUNK);
+    } catch (err) {
+      endExport(); // a read that fails ends it (the core has let go already)
+      throw err;
+    }
+    exporting.read += bytes.byteLength;
+    exporting.active = performance.now();
+    if (exporting.read >= exporting.size) endExport();
+    transfer.push(bytes.buffer);
+    return bytes;
+  },
+  exportClose(req, _, from) {
+    if (exporting?.id === req.export && exporting.from === from) endExport();
+    return null;
+  },
+  async importStaged(req, _, from) {
+    const c = connection();
+    const id = ownStage(from, req.stage);
+    let into = new Uint8Array(0);
+    try {
+      const source = stages!.source(id);
+      // SQLite reads a page at a time: one buffer, grown to the largest read.
+      c.importDatabase(source.size, (at: number, length: number) => {
+        if (into.byteLength < length) into = new Uint8Array(length);
+        return source.read(at, into.subarray(0, length));
+      });
+    } finally {
+      await discardStage(from, id);
+    }
     return null;
   },
   watch(req, transfer, from) {

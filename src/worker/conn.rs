@@ -19,10 +19,29 @@ pub struct Conn {
 
 impl Conn {
     pub fn open(name: &str, vfs: Option<&str>) -> Result<Conn> {
+        Conn::open_with(name, vfs, ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_CREATE)
+    }
+
+    /// Opens a file that may be hostile (one being imported) for reading
+    /// only, as SQLite's advice for untrusted files has it: defensive (no
+    /// writes to the schema or the pages through SQL), and no function of
+    /// the schema (views, triggers, indexes) that is not marked innocuous.
+    pub fn open_untrusted(name: &str, vfs: &str) -> Result<Conn> {
+        let conn = Conn::open_with(name, Some(vfs), ffi::SQLITE_OPEN_READONLY)?;
+        for (op, on) in [(ffi::SQLITE_DBCONFIG_DEFENSIVE, 1), (ffi::SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)] {
+            let rc = unsafe { ffi::sqlite3_db_config(conn.raw, op, on as c_int, ptr::null_mut::<c_int>()) };
+            if rc != ffi::SQLITE_OK {
+                return Err(conn.error(rc));
+            }
+        }
+        Ok(conn)
+    }
+
+    fn open_with(name: &str, vfs: Option<&str>, flags: i32) -> Result<Conn> {
         let c_name = cstring(name)?;
         let c_vfs = vfs.map(cstring).transpose()?;
         let mut raw = ptr::null_mut();
-        let flags = ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_CREATE | ffi::SQLITE_OPEN_EXRESCODE;
+        let flags = flags | ffi::SQLITE_OPEN_EXRESCODE;
         let rc = unsafe {
             ffi::sqlite3_open_v2(c_name.as_ptr(), &mut raw, flags, c_vfs.as_ref().map_or(ptr::null(), |v| v.as_ptr()))
         };
@@ -76,6 +95,21 @@ impl Conn {
             last_error(vfs, buf.len() as c_int, buf.as_mut_ptr());
             CStr::from_ptr(buf.as_ptr()).to_bytes().starts_with(b"write file: expected")
         }
+    }
+
+    /// The main database's file, through which its VFS reads it; `None`
+    /// for a `:memory:` database, which has none.
+    pub fn main_file(&self) -> Option<*mut ffi::sqlite3_file> {
+        let mut file: *mut ffi::sqlite3_file = ptr::null_mut();
+        // SAFETY: SQLite writes the handle, live while the connection is
+        // open; a `:memory:` database's has no methods.
+        let rc = unsafe { ffi::sqlite3_file_control(self.raw, c"main".as_ptr(), ffi::SQLITE_FCNTL_FILE_POINTER, (&raw mut file).cast::<c_void>()) };
+        (rc == ffi::SQLITE_OK && !file.is_null() && unsafe { !(*file).pMethods.is_null() }).then_some(file)
+    }
+
+    /// An integer a pragma or query of internal SQL gives (0 for none).
+    pub fn figure(&self, sql: &str) -> Result<i64> {
+        Ok(self.row(sql, |_| {})?.first().copied().unwrap_or(0))
     }
 
     /// Prepares the first statement of `sql`; returns it (`None` if the SQL

@@ -6,7 +6,11 @@
 //! - `convert`: JS parameter values into the core's [`crate::codec::Value`].
 //! - `storage`: OPFS (one sync-access-handle pool per database) or memory.
 //! - `db`: the connection as the package uses it: statement cache, the
-//!   execute/query/batch loops, savepoints. Rust values only.
+//!   execute/query/batch loops, savepoints, export and import. Rust values
+//!   only.
+//! - `backup`: the database as a file: its pages read out in order
+//!   (`export`), a file checked and copied over it (`importDatabase`).
+//! - `source`: the read-only VFS an imported file is opened through.
 //! - `tables`: the tables a live query reads (`queryTables`).
 //! - `hooks`: the connection's update, pre-update, commit and rollback
 //!   hooks, installed once and told to the parts below that listen.
@@ -16,6 +20,7 @@
 //!   listening, when asked), step, blob open.
 //! - `handle`: owners that finalize statements and close blob handles.
 
+mod backup;
 mod conn;
 mod convert;
 mod db;
@@ -23,6 +28,7 @@ mod entry;
 mod handle;
 mod hooks;
 mod reads;
+mod source;
 mod storage;
 mod streams;
 mod tables;

@@ -70,6 +70,13 @@ impl Sessions {
             session.changed = true;
         }
     }
+
+    /// Every row may have changed (the database was replaced).
+    pub fn all_changed(&mut self) {
+        for session in &mut self.list {
+            session.changed = true;
+        }
+    }
 }
 
 /// The read handle kept between reads of one cell.
@@ -100,6 +107,11 @@ impl Reads {
     /// A rollback that the rollback hook does not see (`ROLLBACK TO`).
     pub fn rolled_back(&self) {
         self.sessions.borrow_mut().rolled_back();
+    }
+
+    /// The database was replaced: every session's value may be gone.
+    pub fn all_changed(&self) {
+        self.sessions.borrow_mut().all_changed();
     }
 
     /// Closes the kept read handle, if any (every call but the blob reads).

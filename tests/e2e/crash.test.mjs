@@ -220,3 +220,69 @@ test('a SIGKILL while a large Blob streams into its row and a staged blob has sp
   assert.deepEqual(after.leftAfterRestart, [['1.bin', 6 * MB]]);
   assert.equal(after.leftAfterOpen, null);
 });
+
+test('a SIGKILL while importDatabase copies a file over a database: after the restart it is the old database, whole, and the import\'s temp file goes at the next open()', async (t) => {
+  const MB = 1 << 20;
+  const first = await launch();
+  const before = await inPage(
+    first.page,
+    async ({ open, importDatabase }, [MB, stageSrc, poolSrc, CACHE]) => {
+      const stageFiles = (0, eval)(`(${stageSrc})`);
+      const poolBytes = (0, eval)(`(${poolSrc})`);
+      // The new database: 80 MB, more than the page cache holds, so the copy spills into the file.
+      const src = await open('crash-restore-src.db');
+      await src.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB); CREATE TABLE which(v); INSERT INTO which VALUES ('new')");
+      for (let i = 0; i < 80; i++) await src.execute('INSERT INTO t(data) VALUES (?)', [new Uint8Array(MB).fill(0x22)]);
+      const file = await new Response(src.export()).blob();
+      await src.close();
+      // The database it replaces.
+      const db = await open('crash-restore.db');
+      await db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB); CREATE TABLE which(v); INSERT INTO which VALUES ('old')");
+      for (let i = 0; i < 20; i++) await db.execute('INSERT INTO t(data) VALUES (?)', [new Uint8Array(300000).fill(0x11)]);
+      const [{ page_count: pages }] = await db.query('PRAGMA page_count');
+      const base = await poolBytes('crash-restore.db');
+      let settled = null;
+      importDatabase(db, file).then(
+        () => (settled = 'imported'),
+        (e) => (settled = e.code),
+      );
+      // Staged, checked, then copied: the kill lands once the copy has
+      // written past what the page cache could hold back.
+      const start = performance.now();
+      while (settled === null && (await poolBytes('crash-restore.db')) - base < 40 * MB - CACHE) await new Promise((r) => setTimeout(r, 20));
+      return { pages, base, settled, files: await stageFiles('crash-restore.db'), ms: Math.round(performance.now() - start) };
+    },
+    [MB, stageFiles.toString(), poolBytes.toString(), CACHE],
+  );
+  first.kill();
+  await first.close().catch(() => {});
+  t.diagnostic(`killed ${before.ms} ms into the import`);
+  assert.equal(before.settled, null, 'the import had ended before the kill');
+  assert.equal(before.files.length, 1, `the import's staged file: ${JSON.stringify(before.files)}`);
+
+  const second = await launch();
+  const after = await inPage(
+    second.page,
+    async ({ open }, [stageSrc, poolSrc]) => {
+      const stageFiles = (0, eval)(`(${stageSrc})`);
+      const poolBytes = (0, eval)(`(${poolSrc})`);
+      const leftAfterRestart = await stageFiles('crash-restore.db');
+      const other = await open('crash-restore-other.db');
+      const leftAfterOpen = await stageFiles('crash-restore.db');
+      await other.close();
+      const db = await open('crash-restore.db');
+      const [row] = await db.query(
+        'SELECT (SELECT v FROM which) AS which, count(*) AS n, sum(length(data)) AS bytes, sum(instr(data, x\'22\') > 0) AS mixed, (SELECT integrity_check FROM pragma_integrity_check) AS ok FROM t',
+      );
+      const [{ page_count: pages }] = await db.query('PRAGMA page_count');
+      const bytes = await poolBytes('crash-restore.db');
+      await db.close();
+      return { ...row, pages, poolBytes: bytes, leftAfterRestart: leftAfterRestart?.length ?? 0, leftAfterOpen };
+    },
+    [stageFiles.toString(), poolBytes.toString()],
+  );
+  await second.close();
+  t.diagnostic(`after the restart: ${JSON.stringify(after)}`);
+  // The old database, as it was: the hot journal's rollback took the copied pages out.
+  assert.deepEqual(after, { which: 'old', n: 20, bytes: 20 * 300000, mixed: 0, ok: 'ok', pages: before.pages, poolBytes: before.base, leftAfterRestart: 1, leftAfterOpen: null });
+});

@@ -7,6 +7,8 @@
 //   model check  RESQ_MODEL_OPS          (per storage: OPFS and memory)
 //   soak         RESQ_SOAK_OPS
 //   hostile      (as in npm test: every class, each once)
+//   backup       RESQ_BACKUP_MB          (MB of media exported and imported
+//                                         back with bounded memory)
 //   fuzz         PROPTEST_CASES          (cases per property of the core's
 //                                         decoders and JSON encoder)
 // `node tests/stress/run.mjs [name…]` runs only the named suites. Each
@@ -28,6 +30,8 @@ const SUITES = {
   // operations at 3% would not fit the 20 minutes.
   model: { file: 'tests/e2e/model.test.mjs', env: { RESQ_MODEL_OPS: '50000', RESQ_MODEL_REOPEN: '0.005' } },
   hostile: { file: 'tests/e2e/hostile.test.mjs', env: {} },
+  // npm test: 256 MB (the 1 GB form takes about three minutes here).
+  backup: { file: 'tests/e2e/backup.test.mjs', env: { RESQ_BACKUP_MB: '1024' } },
   fuzz: { cargo: ['test', '--test', 'codec_props'], env: { PROPTEST_CASES: '20000' } },
 };
 

@@ -12,10 +12,12 @@ import {
   ResqError,
   StagedBlob,
   Transfer,
+  importDatabase,
   open,
   transfer,
   type BlobRange,
   type BlobReads,
+  type ImportSource,
   type OpenOptions,
   type Params,
   type ResqErrorCode,
@@ -138,6 +140,21 @@ export async function watching(db: Database): Promise<void> {
   }
   // @ts-expect-error: a watchBytes callback gets bytes, not rows
   db.watchBytes('SELECT 1', [], (rows: Row[]) => show(rows));
+}
+
+export async function backups(db: Database, download: Response, out: FileSystemFileHandle): Promise<void> {
+  const file: ReadableStream<Uint8Array> = db.export();
+  await file.pipeTo(await out.createWritable());
+  const sources: ImportSource[] = [new Blob([]), new File([], 'backup.db'), download.body!, db.export()];
+  for (const source of sources) await importDatabase('media.db', source);
+  const done: void = await importDatabase(db, await out.getFile());
+  show(done);
+  // @ts-expect-error: export is not a promise
+  await db.export().then(show);
+  // @ts-expect-error: a source is a Blob, a File or a stream, not bytes
+  await importDatabase('media.db', new Uint8Array(8));
+  // @ts-expect-error: a target is a name or a Database
+  await importDatabase(42, new Blob([]));
 }
 
 export async function transferring(db: Database): Promise<void> {
