@@ -98,7 +98,11 @@ function freePort() {
   });
 }
 
-/** Starts `vite` (dev, defaults) in the app; resolves to its URL once it serves. */
+/**
+ * Starts `vite` (dev, defaults) in the app; resolves to its URL once it
+ * answers. Readiness is asked of the server itself, not read from Vite's
+ * banner: with `CI` set, Vite colours the port inside the URL it prints.
+ */
 async function viteDev() {
   const port = await freePort();
   const child = spawn(process.execPath, ['node_modules/vite/bin/vite.js', '--host', '127.0.0.1', '--port', String(port), '--strictPort'], {
@@ -106,18 +110,20 @@ async function viteDev() {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   stops.push(() => child.kill());
-  const url = `http://127.0.0.1:${port}/`;
   let out = '';
-  await new Promise((ready, fail) => {
-    const seen = (chunk) => {
-      out += chunk;
-      if (out.includes(url)) ready();
-    };
-    child.stdout.on('data', seen);
-    child.stderr.on('data', seen);
-    child.on('exit', (code) => fail(new Error(`vite exited (${code}) before serving:\n${out}`)));
-  });
-  return url;
+  let exited = null;
+  child.stdout.on('data', (chunk) => (out += chunk));
+  child.stderr.on('data', (chunk) => (out += chunk));
+  child.on('exit', (code) => (exited = code));
+  const url = `http://127.0.0.1:${port}/`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited !== null) throw new Error(`vite exited (${exited}) before serving:\n${out}`);
+    if (Date.now() > deadline) throw new Error(`vite did not answer at ${url} within 60 s:\n${out}`);
+    const answered = await fetch(url).then((r) => r.ok, () => false);
+    if (answered) return url;
+    await new Promise((later) => setTimeout(later, 100));
+  }
 }
 
 before(async () => {
