@@ -23,17 +23,26 @@ CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --
 
 # Runs the e2e layer in engine $1. The terminal gets the runner's usual
 # report (spec on a terminal, TAP otherwise); a TAP copy goes to file $2.
+# An engine's run may not take more than 35 minutes (about 10 here): a
+# hang fails the run instead of holding CI until its own limit. timeout(1)
+# signals its whole process group, so the browsers and servers go too.
+# (node --test's own --test-timeout marks a file cancelled but still waits
+# for a file process that never exits.)
 e2e() {
   local usual=tap
   [ -t 1 ] && usual=spec
-  RESQ_ENGINE="$1" node --test --test-concurrency=1 \
+  local rc=0
+  RESQ_ENGINE="$1" timeout --kill-after=30s 35m node --test --test-concurrency=1 \
     --test-reporter="$usual" --test-reporter-destination=stdout \
-    --test-reporter=tap --test-reporter-destination="$2" tests/e2e/
+    --test-reporter=tap --test-reporter-destination="$2" tests/e2e/ || rc=$?
+  [ "$rc" = 124 ] && echo "e2e in $1: stopped after 35 minutes (a test hangs)"
+  return "$rc"
 }
-# "<engine>: N passed, N failed, N skipped", from the TAP summary in file $2.
+# "<engine>: N passed, N failed, N skipped", from the TAP summary in file $2;
+# a test or file cancelled (by the timeout) counts as failed.
 counts() {
-  awk -v engine="$1" '/^# (pass|fail|skipped) [0-9]+$/ { n[$2] = $3 }
-    END { printf "%s: %d passed, %d failed, %d skipped\n", engine, n["pass"], n["fail"], n["skipped"] }' "$2"
+  awk -v engine="$1" '/^# (pass|fail|cancelled|skipped) [0-9]+$/ { n[$2] = $3 }
+    END { printf "%s: %d passed, %d failed, %d skipped\n", engine, n["pass"], n["fail"] + n["cancelled"], n["skipped"] }' "$2"
 }
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
