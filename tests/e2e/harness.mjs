@@ -427,16 +427,26 @@ function firefoxUi(page) {
     async setInputFiles(selector, { name, mimeType, buffer }) {
       // WebDriver BiDi chooses files by path, and Firefox types them by
       // their extension: write the bytes under their name, check the type.
+      // The page reads the file from disk whenever it likes (the package's
+      // worker, after a thumbnail, say), so it stays until this process ends.
       const dir = mkdtempSync(join(tmpdir(), 'resq-upload-'));
-      try {
-        writeFileSync(join(dir, name), buffer);
-        const input = await page.waitForSelector(selector);
-        await input.uploadFile(join(dir, name));
-        const type = await input.evaluate((el) => el.files[0]?.type);
-        if (type !== mimeType) throw new Error(`${name} was chosen as ${type}, not ${mimeType}`);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
+      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+      writeFileSync(join(dir, name), buffer);
+      const input = await page.waitForSelector(selector);
+      // The type is read as the change event begins (capture, on the
+      // window): the page's own handler may then empty the input.
+      await input.evaluate((el) => {
+        globalThis.resqChosenType = new Promise((resolve) => {
+          addEventListener('change', function chosen(e) {
+            if (e.target !== el) return;
+            removeEventListener('change', chosen, { capture: true });
+            resolve(el.files[0]?.type);
+          }, { capture: true });
+        });
+      });
+      await input.uploadFile(join(dir, name));
+      const type = await page.evaluate(() => globalThis.resqChosenType);
+      if (type !== mimeType) throw new Error(`${name} was chosen as ${type}, not ${mimeType}`);
     },
     async element(selector, { hasText, timeout } = {}) {
       const found = await waitForElement(selector, hasText, timeout);
