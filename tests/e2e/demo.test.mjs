@@ -95,7 +95,10 @@ const gridNames = (p) => p.evaluate(() => [...document.querySelectorAll('#grid .
 async function shoot(p, name) {
   if (!SHOTS) return;
   mkdirSync(SHOTS, { recursive: true });
-  await p.evaluate(() => document.fonts.ready);
+  // Once fonts are in and transitions have ended (the looping ones never do).
+  await p.evaluate(() =>
+    Promise.all([document.fonts.ready, ...document.getAnimations().filter((a) => a.effect.getComputedTiming().iterations !== Infinity).map((a) => a.finished)]),
+  );
   await p.screenshot({ path: join(SHOTS, `${name}.png`) });
 }
 
@@ -198,7 +201,6 @@ test('the library starts empty; dropped and picked photos, audio and video appea
   assert.deepEqual(await storedHashes(page), Object.fromEntries(sources));
   await until(page, () => document.querySelector('#toast:not([hidden])')?.textContent.startsWith('Added'), 'no message after adding');
   await page.evaluate(() => (document.querySelector('#toast').hidden = true));
-  await shoot(page, 'grid');
   assert.deepEqual(page.errors, []);
 });
 
@@ -254,6 +256,8 @@ test('search finds items by name and by a tag added in the viewer (FTS5)', async
   await until(page, () => document.querySelectorAll('#grid .card').length === 2, 'search for city');
   await shoot(page, 'search');
   await search('', [...sources.keys()]);
+  await page.evaluate(() => document.activeElement.blur());
+  await shoot(page, 'grid');
   assert.deepEqual(page.errors, []);
 });
 
