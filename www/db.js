@@ -46,9 +46,11 @@ END;
 export async function migrate(db) {
   // 64 KB pages, for a new database (an existing one keeps its own): a
   // large value is a chain of pages, so a player's far seek, which walks
-  // the chain from its start, reads a sixteenth as many pages as at 4 KB.
-  // On this machine, the first read at 256 MB into a 512 MB value took
-  // about half as long, and writing the value a third (benches/demo.mjs).
+  // the chain from its start, visits a sixteenth as many pages as at 4 KB.
+  // With a 532 MB video on this machine, the first read of 1 MB at 256 MB
+  // after open took 125-138 ms instead of 272-302 ms, and storing the
+  // video 4.9-5.0 s instead of 11.7-13.1 s
+  // (benches/results/2026-11-30T18-39-22-demo.json).
   await db.execute('PRAGMA page_size = 65536');
   await db.execute(SCHEMA);
 }
