@@ -4,9 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
-# `tabs` drives two pages (benches/tabs.mjs); the others are one page module each.
-if [ "${1:-}" = tabs ]; then
-  node benches/tabs.mjs
-else
-  node benches/run.mjs "$@"
-fi
+# `tabs` drives two pages (benches/tabs.mjs), `demo` the demo app
+# (benches/demo.mjs); the others are one page module each.
+case "${1:-}" in
+  tabs | demo) node "benches/$1.mjs" ;;
+  *) node benches/run.mjs "$@" ;;
+esac

@@ -1,115 +1,191 @@
-// The demo app: imports 'resq-wasm' by name like any user (an import map
-// points it at the built package), keeps dropped files in an OPFS database.
+// The library app: the photos, audio and video kept on this device, in an
+// SQLite database that the package 'resq-wasm' keeps in this origin's
+// private file system. It imports the package by name, like any user; the
+// import map in index.html says where it is installed. This file starts the
+// app and wires its controls; each part lives in a module of its own.
+
 import { open } from 'resq-wasm';
+import { addFiles } from './add.js';
+import { backupSupport, exportLibrary, importLibrary } from './backup.js';
+import { deleteAll, facts, migrate, NAME, SORTS } from './db.js';
+import { createGrid } from './grid.js';
+import { keepForOffline, takeControl } from './offline.js';
+import { createPlayer } from './player.js';
+import { createRecorder } from './record.js';
+import { showStorage } from './storage.js';
+import { serveMedia } from './stream.js';
+import { $, confirmed, describeError, formatBytes, h, progress, toast } from './ui.js';
 
-const $ = (sel) => document.querySelector(sel);
-const status = (text, isError = false) => {
-  $('#status').textContent = text;
-  $('#status').classList.toggle('error', isError);
-};
-const size = (n) => (n < 1024 ? `${n} B` : n < 1 << 20 ? `${(n / 1024).toFixed(1)} KB` : `${(n / (1 << 20)).toFixed(1)} MB`);
-
-const db = await open('demo-media.db');
-await db.execute(`CREATE TABLE IF NOT EXISTS media(
-  id INTEGER PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL,
-  size INTEGER NOT NULL, stored_at TEXT NOT NULL DEFAULT (datetime('now')), data BLOB NOT NULL)`);
-window.resqDemo = { db }; // for the demo's own browser test and for poking around
-
-async function list() {
-  const rows = await db.query('SELECT id, name, type, size, stored_at FROM media ORDER BY id DESC');
-  const body = $('#files tbody');
-  body.replaceChildren(
-    ...rows.map((r) => {
-      const tr = document.createElement('tr');
-      tr.dataset.id = r.id;
-      for (const [text, cls] of [[r.name], [r.type || '?'], [size(r.size), 'num'], [r.stored_at]]) {
-        const td = document.createElement('td');
-        td.textContent = text;
-        if (cls) td.className = cls;
-        tr.append(td);
-      }
-      const actions = document.createElement('td');
-      const show = Object.assign(document.createElement('button'), { textContent: 'show' });
-      show.onclick = () => view(r.id);
-      const del = Object.assign(document.createElement('button'), { textContent: 'delete' });
-      del.onclick = async () => {
-        await db.execute('DELETE FROM media WHERE id = ?', [r.id]);
-        $('#viewer').hidden = true;
-        await list();
-      };
-      actions.append(show, ' ', del);
-      tr.append(actions);
-      return tr;
-    }),
-  );
-  status(rows.length ? `${rows.length} file(s) stored in OPFS.` : 'No files yet.');
+async function start() {
+  // The service worker first, so that the package's worker is fetched through it (offline.js).
+  const controlled = await takeControl();
+  const db = await open(NAME);
+  await migrate(db);
+  serveMedia(db);
+  const grid = createGrid(db, { onOpen: (id) => player.open(id) });
+  const player = createPlayer(db, { order: grid.ids, thumbUrl: grid.thumbUrl });
+  const recorder = createRecorder(db);
+  const panel = createPanel(db, player);
+  wireControls({ db, grid, recorder });
+  const offline = controlled && (await keepForOffline()) ? 'ready' : 'unavailable';
+  panel.setOffline(offline);
+  document.body.dataset.offline = offline;
 }
 
-async function store(files) {
-  for (const file of files) {
-    status(`Storing ${file.name}…`);
-    // A File parameter streams into the row in chunks: the page never reads it.
-    await db.execute('INSERT INTO media(name, type, size, data) VALUES (?, ?, ?, ?)', [file.name, file.type, file.size, file]);
-  }
-  await list();
-}
+function wireControls({ db, grid, recorder }) {
+  const view = { text: '', kind: '', sort: SORTS.includes(localStorage.sort) ? localStorage.sort : 'newest' };
+  grid.show(view);
 
-/** Records a few seconds of an animated canvas, appending each chunk to a staged blob as it arrives. */
-async function recordClip(seconds = 3) {
-  const canvas = Object.assign(document.createElement('canvas'), { width: 320, height: 180 });
-  const g = canvas.getContext('2d');
-  const t0 = performance.now();
-  let frame = requestAnimationFrame(function draw(now) {
-    const t = (now - t0) / 1000;
-    g.fillStyle = `hsl(${(t * 90) % 360} 70% 45%)`;
-    g.fillRect(0, 0, 320, 180);
-    g.fillStyle = '#fff';
-    g.font = 'bold 40px system-ui';
-    g.fillText(`${t.toFixed(1)} s`, 100, 105);
-    frame = requestAnimationFrame(draw);
+  let typing;
+  $('#search').addEventListener('input', (e) => {
+    clearTimeout(typing);
+    typing = setTimeout(() => {
+      view.text = e.target.value.trim();
+      grid.show({ ...view });
+    }, 120);
   });
-  const type = MediaRecorder.isTypeSupported('video/webm;codecs=vp9') ? 'video/webm;codecs=vp9' : 'video/webm';
-  const recorder = new MediaRecorder(canvas.captureStream(30), { mimeType: type });
-  const staged = await db.stageBlob();
-  recorder.ondataavailable = (e) => staged.append(e.data);
-  const stopped = new Promise((resolve) => (recorder.onstop = resolve));
-  recorder.start(250);
-  status(`Recording ${seconds} s…`);
-  await new Promise((r) => setTimeout(r, seconds * 1000));
-  recorder.stop();
-  await stopped;
-  cancelAnimationFrame(frame);
-  const name = `clip-${new Date().toISOString().slice(11, 19).replace(/:/g, '')}.webm`;
-  await db.execute('INSERT INTO media(name, type, size, data) VALUES (?, ?, ?, ?)', [name, 'video/webm', staged.size, staged]);
-  await list();
+  $('#sort').value = view.sort;
+  $('#sort').addEventListener('change', (e) => {
+    view.sort = localStorage.sort = e.target.value;
+    grid.show({ ...view });
+  });
+  const filters = document.querySelectorAll('.filters button');
+  for (const button of filters) {
+    button.addEventListener('click', () => {
+      view.kind = button.dataset.kind;
+      for (const b of filters) b.setAttribute('aria-pressed', b === button);
+      grid.show({ ...view });
+    });
+  }
+
+  for (const picker of ['#picker', '#picker-empty']) {
+    $(picker).addEventListener('change', (e) => {
+      addFiles(db, e.target.files);
+      e.target.value = ''; // so that choosing the same file again is a change
+    });
+  }
+  $('#record-audio').addEventListener('click', () => recorder.start('audio'));
+  $('#record-empty').addEventListener('click', () => recorder.start('audio'));
+  $('#record-video').addEventListener('click', () => recorder.start('video'));
+
+  // Drop anywhere: an overlay while files are dragged over the page.
+  let depth = 0;
+  const overlay = $('#drop-overlay');
+  const carriesFiles = (e) => [...(e.dataTransfer?.types ?? [])].includes('Files');
+  addEventListener('dragenter', (e) => {
+    if (!carriesFiles(e)) return;
+    depth++;
+    overlay.hidden = false;
+  });
+  addEventListener('dragleave', () => {
+    depth = Math.max(0, depth - 1);
+    if (!depth) overlay.hidden = true;
+  });
+  addEventListener('dragover', (e) => carriesFiles(e) && e.preventDefault());
+  addEventListener('drop', (e) => {
+    e.preventDefault();
+    depth = 0;
+    overlay.hidden = true;
+    if (e.dataTransfer.files.length) addFiles(db, e.dataTransfer.files);
+  });
 }
 
-let shownUrl = null;
-async function view(id) {
-  const [row] = await db.query('SELECT name, type FROM media WHERE id = ?', [id]);
-  if (!row) return;
-  if (shownUrl) URL.revokeObjectURL(shownUrl);
-  // Read in chunks by incremental blob I/O, handed over as a Blob.
-  shownUrl = URL.createObjectURL(await db.blobFile('media', 'data', id, { type: row.type }));
-  const kind = row.type.split('/')[0];
-  const el = kind === 'image' ? new Image() : kind === 'video' || kind === 'audio' ? document.createElement(kind) : document.createElement('a');
-  if (el instanceof HTMLMediaElement) el.controls = true;
-  if (el instanceof HTMLAnchorElement) Object.assign(el, { href: shownUrl, download: row.name, textContent: `download ${row.name}` });
-  else el.src = shownUrl;
-  $('#viewer-name').textContent = row.name;
-  $('#viewer-media').replaceChildren(el);
-  $('#viewer').hidden = false;
+/** The storage panel: sizes, persistence, offline, backup and starting over. */
+function createPanel(db, player) {
+  const panel = $('#storage');
+  let offline = 'checking';
+
+  async function show() {
+    const { canExport, canImport } = backupSupport(db);
+    $('#export').disabled = !canExport;
+    $('#import').disabled = !canImport;
+    $('#import-label').classList.toggle('disabled', !canImport);
+    const missing = [!canExport && 'export()', !canImport && 'importDatabase()'].filter(Boolean);
+    if (missing.length) $('#backup-state').textContent = `Backup needs ${missing.join(' and ')}, which this build of resq-wasm does not have yet.`;
+    $('#offline-state span').textContent = {
+      checking: 'Getting ready to work offline…',
+      ready: 'Ready: this app and your library open without a network.',
+      unavailable: 'Not available now: the service worker is not running this page (a hard reload bypasses it; reload normally).',
+    }[offline];
+    $('#offline-state').dataset.state = offline;
+    try {
+      await showStorage(db);
+    } catch (err) {
+      toast(describeError(err), { error: true });
+    }
+    if (!panel.open) panel.showModal();
+  }
+  $('#open-storage').addEventListener('click', show);
+  panel.querySelector('[data-close]').addEventListener('click', () => panel.close());
+
+  $('#export').addEventListener('click', async () => {
+    const fileName = `library-${new Date().toISOString().slice(0, 10)}.db`;
+    progress.start(`Exporting ${fileName}`);
+    // Not awaited: the save picker must open in the click's own turn. The
+    // query still answers before the export's first chunk (calls keep their order).
+    let total = 0;
+    facts(db).then((f) => (total = f.file), () => {});
+    try {
+      const written = await exportLibrary(db, { fileName, onBytes: (n) => progress.bytes(n, total, formatBytes(n)) });
+      if (written !== null) $('#backup-state').textContent = `Exported ${fileName} (${formatBytes(written)}).`;
+    } catch (err) {
+      $('#backup-state').textContent = `Export failed: ${describeError(err)}`;
+    } finally {
+      progress.end();
+    }
+  });
+
+  $('#import').addEventListener('change', async (e) => {
+    const [file] = e.target.files;
+    e.target.value = '';
+    if (!file || !(await confirmed(`Replace this library with the backup “${file.name}”? Items that are not in the backup will be gone.`, 'Replace'))) return;
+    progress.start(`Importing ${file.name}`);
+    player.close();
+    const onBytes = (n) => {
+      progress.bytes(n, file.size, n < file.size ? formatBytes(n) : 'checking every page, then copying it in');
+      if (n === file.size) progress.busy(0, 1, 1);
+    };
+    try {
+      // In place: the package replaces the database in the worker that holds
+      // it, and the live queries of every tab run again, this grid's too.
+      await importLibrary(NAME, file, { onBytes });
+      $('#backup-state').textContent = `Imported ${file.name} (${formatBytes(file.size)}).`;
+    } catch (err) {
+      $('#backup-state').textContent = `Import failed; the library is as it was. ${describeError(err)}`;
+    } finally {
+      progress.end();
+      await show();
+    }
+  });
+
+  $('#clear').addEventListener('click', async () => {
+    if (!(await confirmed('Delete every item in this library? Only a backup can bring them back.', 'Delete everything'))) return;
+    try {
+      await deleteAll(db);
+      await show();
+    } catch (err) {
+      toast(describeError(err), { error: true });
+    }
+  });
+
+  return {
+    setOffline(state) {
+      offline = state;
+      if (panel.open) show();
+    },
+  };
 }
 
-const drop = $('#drop');
-drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
-drop.addEventListener('dragleave', () => drop.classList.remove('over'));
-drop.addEventListener('drop', (e) => {
-  e.preventDefault();
-  drop.classList.remove('over');
-  store([...e.dataTransfer.files]).catch((err) => status(`${err.code}: ${err.message}`, true));
+start().catch((err) => {
+  document.body.dataset.ready = 'failed';
+  $('#summary').textContent = 'The library could not be opened';
+  $('main').replaceChildren(
+    h(
+      'section',
+      { className: 'empty' },
+      h('h2', {}, 'This browser cannot keep the library'),
+      h('p', {}, describeError(err)),
+      h('p', { className: 'fine' }, 'It needs the origin private file system (OPFS) in a Web Worker: a current Chrome, Edge, Firefox or Safari, outside a private window.'),
+    ),
+  );
 });
-$('#record').addEventListener('click', () => recordClip().catch((err) => status(`${err.code ?? err.name}: ${err.message}`, true)));
-$('#picker').addEventListener('change', (e) => store([...e.target.files]).catch((err) => status(`${err.code}: ${err.message}`, true)));
-
-await list();

@@ -47,6 +47,10 @@ const FIREFOX_PREFS = {
   'browser.safebrowsing.update.enabled': false,
   'extensions.blocklist.enabled': false,
   'toolkit.telemetry.enabled': false,
+  // navigator.storage.persist() answers at once (granted), where Firefox
+  // would show a prompt that no one is there to answer.
+  'dom.storageManager.prompt.testing': true,
+  'dom.storageManager.prompt.testing.allow': true,
 };
 
 /** Packs the repo (`npm pack`, as for publishing) into folder `dest`; returns the tarball's file name. */
@@ -224,13 +228,16 @@ function webContentProcesses(pid) {
  * `privateWindow` (Firefox only): every page is in private browsing.
  * `quota` (Firefox only, bytes): the storage limit of each site; Chromium
  * sets an origin's quota per page instead (`lowQuota` of `start()`).
+ * `fakeMedia`: getUserMedia gets the browser's fake camera and microphone,
+ * without asking (headless browsers have no devices).
  */
-export async function launch(profile, { engine = ENGINE, privateWindow = false, quota = null } = {}) {
+export async function launch(profile, { engine = ENGINE, privateWindow = false, quota = null, fakeMedia = false } = {}) {
   if (engine === 'chromium') {
     if (privateWindow || quota !== null) throw new Error('privateWindow and a launch-time quota are for Firefox runs');
+    const fake = fakeMedia ? ['--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream'] : [];
     const context = await chromium.launchPersistentContext(profile, {
       executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-      args: CHROMIUM_ARGS,
+      args: [...CHROMIUM_ARGS, ...fake],
       headless: true,
     });
     return {
@@ -252,6 +259,7 @@ export async function launch(profile, { engine = ENGINE, privateWindow = false, 
       // Firefox gives each site (eTLD+1) a fifth of the whole temporary
       // storage limit, which this pref fixes (in KB).
       ...(quota === null ? {} : { 'dom.quotaManager.temporaryStorage.fixedLimit': Math.round((quota * 5) / 1024) }),
+      ...(fakeMedia ? { 'media.navigator.streams.fake': true, 'media.navigator.permission.disabled': true } : {}),
     },
     // Playwright has no time limit on a call such as evaluate(); a test's
     // own timeout applies instead.
@@ -383,6 +391,9 @@ export async function start({ isolated = false, probe = null, engine = ENGINE, p
  *   setInputFiles(selector, { name, mimeType, buffer })   a file chosen in a file input
  *   element(selector, { hasText, timeout })   waits for the first match; → { evaluate(fn), textContent() }
  *   clickButton(name, { within })   clicks the button of that name, in the element `within` ([selector, hasText]) or anywhere
+ *   click(selector)   clicks the first element that matches
+ *   fill(selector, text)   types `text` into the field, in place of what it held
+ *   press(selector, key)   presses `key` ('Enter', …) in the field
  */
 export function ui(page) {
   return page instanceof FirefoxPage ? firefoxUi(page.puppeteer) : chromiumUi(page);
@@ -399,6 +410,9 @@ function chromiumUi(page) {
       return found;
     },
     clickButton: (name, { within } = {}) => (within ? locate(...within) : page).getByRole('button', { name }).click(),
+    click: (selector) => locate(selector).click(),
+    fill: (selector, text) => locate(selector).fill(text),
+    press: (selector, key) => locate(selector).press(key),
   };
 }
 
@@ -427,16 +441,26 @@ function firefoxUi(page) {
     async setInputFiles(selector, { name, mimeType, buffer }) {
       // WebDriver BiDi chooses files by path, and Firefox types them by
       // their extension: write the bytes under their name, check the type.
+      // The page reads the file from disk whenever it likes (the package's
+      // worker, after a thumbnail, say), so it stays until this process ends.
       const dir = mkdtempSync(join(tmpdir(), 'resq-upload-'));
-      try {
-        writeFileSync(join(dir, name), buffer);
-        const input = await page.waitForSelector(selector);
-        await input.uploadFile(join(dir, name));
-        const type = await input.evaluate((el) => el.files[0]?.type);
-        if (type !== mimeType) throw new Error(`${name} was chosen as ${type}, not ${mimeType}`);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
+      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+      writeFileSync(join(dir, name), buffer);
+      const input = await page.waitForSelector(selector);
+      // The type is read as the change event begins (capture, on the
+      // window): the page's own handler may then empty the input.
+      await input.evaluate((el) => {
+        globalThis.resqChosenType = new Promise((resolve) => {
+          addEventListener('change', function chosen(e) {
+            if (e.target !== el) return;
+            removeEventListener('change', chosen, { capture: true });
+            resolve(el.files[0]?.type);
+          }, { capture: true });
+        });
+      });
+      await input.uploadFile(join(dir, name));
+      const type = await page.evaluate(() => globalThis.resqChosenType);
+      if (type !== mimeType) throw new Error(`${name} was chosen as ${type}, not ${mimeType}`);
     },
     async element(selector, { hasText, timeout } = {}) {
       const found = await waitForElement(selector, hasText, timeout);
@@ -452,6 +476,21 @@ function firefoxUi(page) {
         name,
       );
       await button.asElement().click();
+    },
+    async click(selector) {
+      await (await waitForElement(selector)).click();
+    },
+    async fill(selector, text) {
+      const field = await waitForElement(selector);
+      // Emptied as a user's delete would: with an input event.
+      await field.evaluate((el) => {
+        el.value = '';
+        el.dispatchEvent(new InputEvent('input', { bubbles: true, inputType: 'deleteContentBackward' }));
+      });
+      await field.type(text);
+    },
+    async press(selector, key) {
+      await (await waitForElement(selector)).press(key);
     },
   };
 }
