@@ -114,7 +114,7 @@ async function viteDev() {
   let exited = null;
   child.stdout.on('data', (chunk) => (out += chunk));
   child.stderr.on('data', (chunk) => (out += chunk));
-  child.on('exit', (code) => (exited = code));
+  child.on('exit', (code, signal) => (exited = code ?? signal));
   const url = `http://127.0.0.1:${port}/`;
   const deadline = Date.now() + 60_000;
   for (;;) {
