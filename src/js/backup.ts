@@ -7,7 +7,7 @@
 // the whole file (src/worker/backup.rs).
 
 import { ResqError, badParam } from './errors.js';
-import type { Send } from './staged.js';
+import { AppendWindow, type Send } from './staged.js';
 
 /** What `importDatabase` reads a database file from. */
 export type ImportSource = Blob | ReadableStream<Uint8Array>;
@@ -16,8 +16,6 @@ export type ImportSource = Blob | ReadableStream<Uint8Array>;
 const BLOB_SLICE = 4 << 20;
 /** A stream source's chunks are gathered into appends of this many bytes. */
 const STREAM_GATHER = 1 << 20;
-/** Appends in flight before the next one waits. */
-const IN_FLIGHT = 8;
 
 /**
  * The database file as a stream. `gated` sends in the database's call
@@ -101,20 +99,15 @@ export async function importInto(send: Send, generation: () => number, source: u
   const stage = await send('stageOpen', {});
   // The staged bytes live in that worker: every later call goes there or nowhere.
   const held = generation();
-  const inFlight: Promise<unknown>[] = [];
-  const append = async (chunk: Uint8Array | Blob, transfer: Transferable[]) => {
-    const appended = send('stageAppend', { stage, chunk }, transfer, held);
-    appended.catch(() => {}); // awaited below, or the import already failed
-    inFlight.push(appended);
-    if (inFlight.length >= IN_FLIGHT) await inFlight.shift();
-  };
+  const appends = new AppendWindow();
+  const append = (chunk: Uint8Array | Blob, transfer: Transferable[]) => appends.add(send('stageAppend', { stage, chunk }, transfer, held));
   try {
     if (source instanceof Blob) {
       for (let at = 0; at < source.size; at += BLOB_SLICE) await append(source.slice(at, at + BLOB_SLICE), []);
     } else {
       await gather(source, (bytes) => append(bytes, [bytes.buffer]));
     }
-    await Promise.all(inFlight.splice(0));
+    await appends.drain();
   } catch (err) {
     void send('stageDiscard', { stage }, [], held).catch(() => {});
     throw err;

@@ -5,8 +5,27 @@ import { badParam, type ResqError } from './errors.js';
 import { StagedParam, USED } from './params.js';
 import type { Op, Replies, Requests } from './protocol.js';
 
-/** Appends a staged blob's `writable` keeps in flight before it waits for one. */
-const WRITABLE_IN_FLIGHT = 8;
+/** Appends kept in flight, by a staged blob's `writable` and by an import, before the next one waits. */
+const APPENDS_IN_FLIGHT = 8;
+
+/**
+ * Appends in call order, with up to APPENDS_IN_FLIGHT of them on their way:
+ * `add` waits only when the window is full, `drain` for the rest. A failed
+ * append rejects the `add` or `drain` that waits for it.
+ */
+export class AppendWindow {
+  #pending: Promise<unknown>[] = [];
+
+  async add(appended: Promise<unknown>): Promise<void> {
+    appended.catch(() => {}); // waited for below, or the caller already failed
+    this.#pending.push(appended);
+    if (this.#pending.length >= APPENDS_IN_FLIGHT) await this.#pending.shift();
+  }
+
+  async drain(): Promise<void> {
+    await Promise.all(this.#pending.splice(0));
+  }
+}
 
 /**
  * Sends one request to the worker, in the database's call order. With
@@ -79,17 +98,10 @@ export class StagedBlob extends StagedParam {
   }
 
   #pipelined(): WritableStream<Uint8Array | ArrayBuffer | Blob> {
-    const inFlight: Promise<void>[] = [];
+    const appends = new AppendWindow();
     return new WritableStream({
-      write: async (chunk) => {
-        const appended = this.append(chunk);
-        appended.catch(() => {}); // awaited below, or the stream already failed
-        inFlight.push(appended);
-        if (inFlight.length >= WRITABLE_IN_FLIGHT) await inFlight.shift();
-      },
-      close: async () => {
-        await Promise.all(inFlight.splice(0));
-      },
+      write: (chunk) => appends.add(this.append(chunk)),
+      close: () => appends.drain(),
       // The source failed or was cancelled: what was staged is a fragment,
       // so it must not be stored by mistake.
       abort: () => {
