@@ -1,14 +1,18 @@
 // Runs a benchmark page module in headless Chromium (cross-origin isolated,
 // for 5 µs timers), prints its tables and saves the raw figures.
 //
-//   node benches/run.mjs <name> [args as JSON]
+//   node benches/run.mjs <name> [args as JSON [label]]
 //   names: compare (default), query-roundtrip, blob-transfer, staging,
 //   ranged-read, media-paths, file-limit, backup (one module each in
 //   benches/page/)
 //
 // A module exports `run(args)` returning rows { workload, config?, median,
 // p95, n, busy? }, and optionally `passes`: the args of each pass (an
-// order-flipped pair, say), all run in the same browser session.
+// order-flipped pair, say), all run in the same browser session. Args on
+// the command line replace `passes`; a compare run given args (some
+// engines only, say) leaves the report (latest.md and charts) alone. The
+// raw figures go to benches/results/<date>-<label>.json; the label is the
+// name, or <name>-args for a run given args.
 import { chromium } from 'playwright-core';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +21,7 @@ import { serve } from '../scripts/serve.mjs';
 import { CHROMIUM_ARGS } from '../tests/e2e/harness.mjs';
 
 const name = process.argv[2] ?? 'compare';
+const label = process.argv[4] ?? (process.argv[3] ? `${name}-args` : name);
 const root = resolve(import.meta.dirname, '..');
 // Databases run in the probe worker (the package's worker plus counters the
 // benchmarks read: bytes written to OPFS, wasm memory); the package itself
@@ -40,8 +45,9 @@ try {
   page.on('console', (m) => console.error(`[page] ${m.text()}`));
   await page.goto(`${server.url}benches/page/index.html`);
   if (!(await page.evaluate(() => crossOriginIsolated))) throw new Error('the bench page must be cross-origin isolated');
+  // Args on the command line: one pass's, or (an array) each pass's.
   const passes = process.argv[3]
-    ? [JSON.parse(process.argv[3])]
+    ? [JSON.parse(process.argv[3])].flat()
     : await page.evaluate(async (n) => (await import(`./${n}.js`)).passes ?? [{}], name);
   const results = [];
   for (const [i, args] of passes.entries()) {
@@ -57,11 +63,11 @@ try {
   }
   const out = resolve(root, 'benches/results');
   mkdirSync(out, { recursive: true });
-  const file = resolve(out, `${new Date().toISOString().slice(0, 19).replace(/:/g, '-')}-${name}.json`);
+  const file = resolve(out, `${new Date().toISOString().slice(0, 19).replace(/:/g, '-')}-${label}.json`);
   const ua = await page.evaluate(() => navigator.userAgent);
   writeFileSync(file, JSON.stringify({ name, date: new Date().toISOString(), userAgent: ua, results }, null, 1));
   console.log(`\nraw figures: ${file}`);
-  if (name === 'compare') {
+  if (name === 'compare' && !process.argv[3]) {
     const { execFileSync } = await import('node:child_process');
     execFileSync(process.execPath, [resolve(root, 'benches/report.mjs'), file], { stdio: 'inherit' });
   }

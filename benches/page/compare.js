@@ -12,7 +12,14 @@ const BLOB_SIZES = [4 * KB, 64 * KB, 256 * KB, MB, 8 * MB];
 const iterations = (size) => (size >= 8 * MB ? 5 : size >= MB ? 10 : 20);
 
 async function openEngine(engine, name) {
+  // A path ('/target/variants/os/') is another build of this package, for
+  // experiments that compare builds (benches/experiments/007-wasm-size.md).
+  if (engine.startsWith('/')) return openResq(engine, (await import(`${engine}index.js`)).open, name);
   if (engine !== 'resq-wasm') return (await import('../peers/client.js')).openPeer(engine, name);
+  return openResq(engine, open, name);
+}
+
+async function openResq(engine, open, name) {
   const db = await open(name);
   return {
     engine,
@@ -47,7 +54,7 @@ async function measure(fn, n) {
   return { ...wall, busy: b[Math.floor(b.length / 2)] };
 }
 
-const unique = (engine, what) => `cmp-${engine}-${what}-${Math.random().toString(36).slice(2, 8)}.db`;
+const unique = (engine, what) => `cmp-${engine.replace(/\W+/g, '-')}-${what}-${Math.random().toString(36).slice(2, 8)}.db`;
 
 async function blobs(engine, rows, bytesBySize) {
   const e = await openEngine(engine, unique(engine, 'blobs'));
