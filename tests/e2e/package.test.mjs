@@ -30,6 +30,7 @@ test('the tarball holds what a user needs, and nothing from the repository besid
     'package.json',
     'README.md',
     'LICENSE',
+    'CHANGELOG.md',
     'THIRD_PARTY_NOTICES.md',
     'pkg/index.js',
     'pkg/index.d.ts',
@@ -56,7 +57,7 @@ test('the tarball holds what a user needs, and nothing from the repository besid
   }
   // Nothing else: the package files, and pkg/ holding only modules, declarations and the wasm.
   const top = [...new Set(files.map((f) => f.split('/')[0]))].sort();
-  assert.deepEqual(top, ['LICENSE', 'README.md', 'THIRD_PARTY_NOTICES.md', 'package.json', 'pkg'], 'no src/, tests/, benches/, www/, scripts/ or other repository files');
+  assert.deepEqual(top, ['CHANGELOG.md', 'LICENSE', 'README.md', 'THIRD_PARTY_NOTICES.md', 'package.json', 'pkg'], 'no src/, tests/, benches/, www/, scripts/ or other repository files');
   assert.deepEqual(files.filter((f) => f.startsWith('pkg/') && !/\.(js|d\.ts|wasm)$/.test(f)), [], 'pkg/ holds only .js, .d.ts and .wasm');
 });
 
