@@ -62,6 +62,23 @@ const OPEN_WAIT_MS = 10_000;
 
 const uuid = () => crypto.randomUUID?.() ?? `${Date.now()}-${Math.random()}`;
 
+/**
+ * Starts one of the package's workers. A page can refuse that at once: one
+ * that enforces Trusted Types with no policy for the worker's URL throws
+ * here. The page cannot run the package as it is, so that is
+ * RESQ_UNSUPPORTED, not a worker that died.
+ */
+function startWorker<W>(start: () => W): W {
+  try {
+    return start();
+  } catch (err) {
+    throw new ResqError(
+      'RESQ_UNSUPPORTED',
+      `this page cannot start the database worker (${String(err)}); a page that enforces Trusted Types needs a policy that lets the package's worker URLs through (see the README, "Bundlers and serving")`,
+    );
+  }
+}
+
 export class Link {
   /** Changes whenever the worker behind this link changes. */
   generation = 0;
@@ -179,7 +196,7 @@ export class Link {
         .catch(() => held());
     });
     if (typeof SharedWorker === 'function') {
-      const broker = new SharedWorker(new URL('./broker.js', import.meta.url), { type: 'module', name: 'resq-wasm broker' });
+      const broker = startWorker(() => new SharedWorker(new URL('./broker.js', import.meta.url), { type: 'module', name: 'resq-wasm broker' }));
       this.#broker = broker.port;
       broker.port.onmessage = (e: MessageEvent<BrokerReply>) => this.#fromBroker(e.data, e.ports[0]);
     }
@@ -250,7 +267,7 @@ export class Link {
   }
 
   async #leadWhileHeld(): Promise<void> {
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: `resq-wasm: ${this.#opts.name}` });
+    const worker = startWorker(() => new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: `resq-wasm: ${this.#opts.name}` }));
     const client = this.#newClient(worker);
     let ended!: () => void;
     const end = new Promise<void>((r) => (ended = r));

@@ -1,6 +1,8 @@
 // A worker that dies never leaves a promise pending: a trap in the wasm, a
 // worker terminated from outside (as a browser does under memory pressure),
 // a reply that cannot be posted, and a worker script that fails to load.
+// A page that refuses to start the worker at all (Trusted Types) is told
+// so with RESQ_UNSUPPORTED.
 // Traps and unpostable replies come from the probe worker
 // (tests/e2e/probe-worker.js): the package itself has no test hooks.
 
@@ -135,4 +137,37 @@ test('a worker script that cannot load rejects open() with RESQ_WORKER_DIED inst
   const r = await inPage(h.page, async ({ open, outcome }) => outcome(open('never.db')));
   assert.equal(r.ok, false);
   assert.equal(r.error.code, 'RESQ_WORKER_DIED');
+});
+
+test('a page that enforces Trusted Types gets RESQ_UNSUPPORTED from open(), saying why; with a policy for the worker URLs, the next open() works', async (t) => {
+  const ht = await start({ headers: { 'Content-Security-Policy': "require-trusted-types-for 'script'" } });
+  try {
+    // Not inPage(): it evaluates its snippet from text, which this page refuses.
+    const r = await ht.page.evaluate(async (name) => {
+      if (typeof trustedTypes === 'undefined') return { enforced: false };
+      const { open, ResqError } = await import('resq-wasm');
+      let refused;
+      try {
+        await open(name);
+        refused = { ok: true };
+      } catch (e) {
+        refused = { ok: false, isResqError: e instanceof ResqError, code: e.code, message: e.message };
+      }
+      // What the README tells such a page to do: a policy for the package's URLs.
+      trustedTypes.createPolicy('default', { createScriptURL: (url) => (new URL(url).pathname.startsWith('/node_modules/resq-wasm/') ? url : null) });
+      const db = await open(name);
+      await db.execute('CREATE TABLE t(x); INSERT INTO t VALUES (42)');
+      const rows = await db.query('SELECT x FROM t');
+      await db.close();
+      return { enforced: true, refused, rows };
+    }, dbName(t));
+    if (!r.enforced) return t.skip(`${ht.engine} has no Trusted Types`);
+    assert.equal(r.refused.ok, false, 'open() is refused');
+    assert.equal(r.refused.isResqError, true);
+    assert.equal(r.refused.code, 'RESQ_UNSUPPORTED');
+    assert.match(r.refused.message, /Trusted Types/);
+    assert.deepEqual(r.rows, [{ x: 42 }]);
+  } finally {
+    await ht.close();
+  }
 });

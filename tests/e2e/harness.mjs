@@ -304,12 +304,13 @@ export async function launch(profile, { engine = ENGINE, privateWindow = false, 
  * databases run in the probe worker: see `probe()` in util.mjs.
  * `privateWindow`: see `launch()`. With `quota` (bytes), `lowQuota(page)`
  * gives the page's origin that storage quota (see below). `peers`: see
- * `installPackedApp()`.
+ * `installPackedApp()`. `headers` go with every response (a
+ * Content-Security-Policy, say).
  */
-export async function start({ isolated = false, probe = null, engine = ENGINE, privateWindow = false, quota = null, peers = [] } = {}) {
+export async function start({ isolated = false, probe = null, engine = ENGINE, privateWindow = false, quota = null, peers = [], headers = {} } = {}) {
   const { app, tarball } = installPackedApp({ peers });
   if (probe) installProbe(app, probe);
-  const server = await serve(app, 0, { isolated });
+  const server = await serve(app, 0, { isolated, headers });
   const profile = mkdtempSync(join(tmpdir(), 'resq-profile-'));
   const browser = await launch(profile, { engine, privateWindow, quota: engine === 'firefox' ? quota : null });
   const errors = [];
