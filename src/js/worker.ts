@@ -46,7 +46,11 @@ const pageCaller = caller(true, (m, t = []) => scope.postMessage(m, t));
 
 let conn: Connection | null = null;
 let stages: StageSpace | null = null;
-let ready: Promise<unknown> | null = null;
+// The wasm loads from the start, while the page's `open` is on its way and
+// the worker takes its lock (benches/experiments/008-eager-wasm.md); `open`
+// reports a failure.
+const ready = init();
+ready.catch(() => {});
 
 scope.onmessage = (e: MessageEvent<unknown>) => {
   const msg = e.data;
@@ -471,7 +475,6 @@ async function open(req: Requests['open']): Promise<null> {
       return new Promise(() => {});
     });
   });
-  ready ??= init();
   try {
     await ready;
   } catch (err) {

@@ -171,3 +171,18 @@ test('a page that enforces Trusted Types gets RESQ_UNSUPPORTED from open(), sayi
     await ht.close();
   }
 });
+
+test('a wasm that cannot load rejects open() with RESQ_UNSUPPORTED, naming it, and nothing is left unhandled', async () => {
+  const hw = await start();
+  try {
+    rmSync(join(hw.app, 'node_modules/resq-wasm/pkg/wasm/resq_wasm_bg.wasm'));
+    const r = await inPage(hw.page, async ({ open, outcome }) => outcome(open('never.db')));
+    assert.equal(r.ok, false);
+    assert.equal(r.error.isResqError, true);
+    assert.equal(r.error.code, 'RESQ_UNSUPPORTED');
+    assert.match(r.error.message, /could not load the SQLite wasm/);
+    assert.deepEqual(hw.errors, [], 'no uncaught error or unhandled rejection on the page');
+  } finally {
+    await hw.close();
+  }
+});
