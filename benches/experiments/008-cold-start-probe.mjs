@@ -17,10 +17,11 @@ import { CHROMIUM_ARGS } from '../../tests/e2e/harness.mjs';
 const root = resolve(import.meta.dirname, '../..');
 const [n, ...variants] = [Number(process.argv[2]), ...process.argv.slice(3)];
 
-/** `text` with `anchor` replaced, or a clear failure if the build has no such line. */
-function patch(text, anchor, by, file) {
-  if (!text.includes(anchor)) throw new Error(`${file}: no ${JSON.stringify(anchor)} to stamp`);
-  return text.replace(anchor, by);
+/** `text` with the line `anchor` (a statement, any indentation) followed, or preceded, by `add`; a clear failure if the build has no such line. */
+function stamp(text, anchor, add, { before = false } = {}) {
+  const line = new RegExp(`^([ \\t]*)${anchor.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm');
+  if (!line.test(text)) throw new Error(`worker.js: no line ${JSON.stringify(anchor)} to stamp`);
+  return text.replace(line, (all, indent) => (before ? `${indent}${add}\n${all}` : `${all}\n${indent}${add}`));
 }
 const now = 'performance.timeOrigin + performance.now()';
 const mark = (label) => `self.__t.push(['${label}', ${now}]);`;
@@ -29,11 +30,14 @@ for (const v of variants) {
   rmSync(dir, { recursive: true, force: true });
   cpSync(`${root}/target/variants/${v}`, dir, { recursive: true });
   let w = readFileSync(`${dir}/worker.js`, 'utf8');
-  w = patch(w, 'import init,', `self.__t = [['worker module start', ${now}]];\nimport init,`, 'worker.js');
-  w = patch(w, 'async function open(req) {', `async function open(req) {\n    ${mark('open received')}`, 'worker.js');
-  w = patch(w, '        await ready;', `        ${mark('lock held')}\n        await ready;\n        ${mark('wasm ready')}`, 'worker.js');
-  w = patch(w, '    conn = await openPatiently(req);', `    conn = await openPatiently(req);\n    ${mark('connection open')}`, 'worker.js');
-  w = patch(w, '    await stages.claim();', `    await stages.claim();\n    ${mark('temp space claimed')}\n    console.log('TRACE ' + JSON.stringify(self.__t));`, 'worker.js');
+  // Module start: after its imports, or at the top of a worker in one file.
+  const first = `self.__t = [['worker module start', ${now}]];\n`;
+  w = w.includes('import init,') ? w.replace('import init,', `${first}import init,`) : first + w;
+  w = stamp(w, 'async function open(req) {', mark('open received'));
+  w = stamp(w, 'await ready;', mark('lock held'), { before: true });
+  w = stamp(w, 'await ready;', mark('wasm ready'));
+  w = stamp(w, 'conn = await openPatiently(req);', mark('connection open'));
+  w = stamp(w, 'await stages.claim();', `${mark('temp space claimed')} console.log('TRACE ' + JSON.stringify(self.__t));`);
   writeFileSync(`${dir}/worker.js`, w);
   const link = readFileSync(`${dir}/link.js`, 'utf8');
   writeFileSync(`${dir}/link.js`, link.replace(/(\n\s*)const worker = /, `$1globalThis.__tw = ${now};$1const worker = `));
