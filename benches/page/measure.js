@@ -119,13 +119,15 @@ export async function engineWorker(name) {
  * (bytes written to OPFS) or `memory` (the wasm instance's bytes).
  */
 export function probe(name, what) {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const channel = new BroadcastChannel('resq-wasm-probe');
     const id = Math.random();
     channel.onmessage = ({ data }) => {
       if (data.id !== id) return;
       channel.close();
-      resolve(data.value);
+      // null: the probe worker has no wasm instance to look at.
+      if (data.value === null) reject(new Error(`the probe worker of ${name} could not answer ${what}: it saw no wasm instance`));
+      else resolve(data.value);
     };
     channel.postMessage({ probe: what, worker: `resq-wasm: ${name}`, id });
   });

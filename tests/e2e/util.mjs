@@ -47,13 +47,15 @@ export function inPage(page, body, arg = null) {
       };
       // Asks the probe worker (harness `start({ probe })`) of database `name`.
       const probe = (name, what, value) =>
-        new Promise((resolve) => {
+        new Promise((resolve, reject) => {
           const channel = new BroadcastChannel('resq-wasm-probe');
           const id = Math.random();
           channel.onmessage = ({ data }) => {
             if (data.id !== id) return;
             channel.close();
-            resolve(data.value);
+            // null: the probe worker has no wasm instance to look at.
+            if (data.value === null) reject(new Error(`the probe worker of ${name} could not answer ${what}: it saw no wasm instance`));
+            else resolve(data.value);
           };
           channel.postMessage({ probe: what, worker: `resq-wasm: ${name}`, id, value });
         });
