@@ -3,7 +3,8 @@
 # cargo (Rust + SQLite → wasm) → wasm-bindgen (JS glue) → wasm-opt -O3 (npm
 # `binaryen`; Debian's binaryen 108 breaks wasm-bindgen's externref table;
 # RESQ_NO_WASM_OPT=1 skips it for quick local rebuilds) → tsc (the page
-# client and the worker entry, with their .d.ts).
+# client and the worker entry, with their .d.ts) → esbuild (the worker
+# entry bundled into one file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,4 +25,10 @@ if [ ! -f "$out/resq_wasm_bg.wasm" ] || [ "$raw" -nt "$out/resq_wasm_bg.wasm" ] 
   echo "$want_stamp" > "$target/pkg-wasm.stamp"
 fi
 npx tsc -p tsconfig.json
+# The worker as one file: its imports (the wasm-bindgen glue, protocol.js,
+# stage.js) would cost a second round of fetches before it runs, about
+# 14 ms of a cold start (benches/experiments/009-one-file-worker.md). The
+# glue looks for the wasm beside itself; in the bundle that is wasm/.
+node_modules/.bin/esbuild pkg/worker.js --bundle --format=esm --allow-overwrite --outfile=pkg/worker.js --log-level=warning
+node scripts/wasm-url.mjs pkg/worker.js
 echo "built pkg/: wasm $(wc -c < "$out/resq_wasm_bg.wasm") bytes, gzip $(gzip -9c "$out/resq_wasm_bg.wasm" | wc -c) bytes"
