@@ -33,6 +33,8 @@ const server = await serve(root, 0, {
     '/pkg/worker.js': `const PROBE_OPTIONS = {};\n${probe}`,
     '/pkg/worker-real.js': readFileSync(resolve(root, 'pkg/worker.js'), 'utf8'),
   },
+  // The package as it ships, without the probe (compare.js times its cold start).
+  mounts: { '/shipped/': resolve(root, 'pkg') },
 });
 // A real on-disk profile: a launch() without one is off the record, and
 // Chromium then keeps OPFS in memory, far slower for large files than disk.
