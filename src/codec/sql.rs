@@ -56,6 +56,19 @@ pub fn controls_transaction(stmt: &str) -> bool {
     )
 }
 
+/// Whether every statement of `sql` (one, or a script) may run inside a
+/// savepoint the engine opens around it: none of them is one that
+/// [`controls_transaction`]. Without a parser it errs towards no: the text
+/// is cut at every `;`, and each piece is looked at from its start and
+/// after each line break and comment end in it, so a `;` inside a string
+/// or a comment can only add a false no.
+pub fn runs_in_savepoint(sql: &str) -> bool {
+    !sql.split(';').any(|piece| {
+        let starts = std::iter::once(0).chain(piece.match_indices(['\n']).map(|(i, _)| i + 1)).chain(piece.match_indices("*/").map(|(i, _)| i + 2));
+        starts.into_iter().any(|at| controls_transaction(&piece[at..]))
+    })
+}
+
 /// Whether a statement begins or ends the transaction itself: `BEGIN`,
 /// `COMMIT`, `END`, or `ROLLBACK` without `TO` (which only undoes to a
 /// savepoint). Inside `transaction()` that is the package's to do.
@@ -155,6 +168,16 @@ mod tests {
         }
         for s in ["SELECT 1", "INSERT INTO create_log VALUES (1)", "EXPLAIN DROP TABLE t", "CREATED", "DROPS", "", "PRAGMA foreign_keys = ON"] {
             assert!(!changes_schema(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn savepoint_scripts() {
+        for s in ["INSERT INTO t VALUES (1)", "CREATE TABLE t(x); INSERT INTO t VALUES ('begin')", "UPDATE t SET x = 1 -- c", ""] {
+            assert!(runs_in_savepoint(s), "{s:?}");
+        }
+        for s in ["BEGIN", "INSERT INTO t VALUES (1); COMMIT", "CREATE TABLE t(x);\nVACUUM", "/* a; */ BEGIN", "-- x;\nPRAGMA foreign_keys = ON", "SELECT 1; ATTACH 'x' AS y"] {
+            assert!(!runs_in_savepoint(s), "{s:?}");
         }
     }
 

@@ -94,10 +94,10 @@ pub enum Rows {
 }
 
 /// A savepoint's three statements, written out once each.
-struct Savepoint {
-    begin: &'static str,
-    release: &'static str,
-    rollback: &'static str,
+pub struct Savepoint {
+    pub begin: &'static str,
+    pub release: &'static str,
+    pub rollback: &'static str,
 }
 
 const SCRIPT: Savepoint = Savepoint { begin: "SAVEPOINT resq_script", release: "RELEASE resq_script", rollback: "ROLLBACK TO resq_script" };
@@ -227,7 +227,7 @@ impl Db {
     }
 
     /// Begins savepoint `sp`; the mark is for [`Db::end_savepoint`].
-    fn begin_savepoint(&mut self, sp: &Savepoint) -> Result<Mark> {
+    pub fn begin_savepoint(&mut self, sp: &Savepoint) -> Result<Mark> {
         let mark = self.hooks.changes().mark();
         self.exec_simple(sp.begin)?;
         Ok(mark)
@@ -236,7 +236,7 @@ impl Db {
     /// Ends savepoint `sp`, begun at `mark`: releases it when `result` is a
     /// success (undoing it if the release itself fails, as a deferred
     /// foreign key can), else rolls it back. The one place a savepoint ends.
-    fn end_savepoint<T>(&mut self, sp: &Savepoint, mark: Mark, result: Result<T>) -> Result<T> {
+    pub fn end_savepoint<T>(&mut self, sp: &Savepoint, mark: Mark, result: Result<T>) -> Result<T> {
         let result = result.and_then(|v| self.exec_simple(sp.release).map(|_| v));
         if result.is_err() {
             // Before the release, which commits when the savepoint was the
@@ -264,6 +264,11 @@ impl Db {
     /// statements would commit one by one though `transaction()` then fails.
     pub fn set_transaction_callback(&mut self, on: bool) {
         self.in_callback = on;
+    }
+
+    /// The SQLite handle, for the engine's own bookkeeping (`calls`).
+    pub fn conn(&self) -> &Conn {
+        &self.conn
     }
 
     /// A transaction is open (the connection is not in autocommit mode).

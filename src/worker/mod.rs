@@ -21,6 +21,7 @@
 //! - `handle`: owners that finalize statements and close blob handles.
 
 mod backup;
+mod calls;
 mod conn;
 mod convert;
 mod db;
