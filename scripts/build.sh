@@ -30,5 +30,8 @@ npx tsc -p tsconfig.json
 # 14 ms of a cold start (benches/experiments/009-one-file-worker.md). The
 # glue looks for the wasm beside itself; in the bundle that is wasm/.
 node_modules/.bin/esbuild pkg/worker.js --bundle --format=esm --allow-overwrite --outfile=pkg/worker.js --log-level=warning
+# The worker's own modules (src/js/worker/) are all in the bundle now:
+# nothing else imports them, so they do not ship.
+rm -rf pkg/worker pkg/stage.js pkg/stage.d.ts
 node scripts/wasm-url.mjs pkg/worker.js
 echo "built pkg/: wasm $(wc -c < "$out/resq_wasm_bg.wasm") bytes, gzip $(gzip -9c "$out/resq_wasm_bg.wasm" | wc -c) bytes"

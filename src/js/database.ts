@@ -12,8 +12,15 @@ import { subscribe, type Subscription, type WatchOptions } from './watch.js';
 /** A byte range of a stored value; both default to the whole value. */
 export type BlobRange = Range;
 
-/** After this long, a call waiting for a transaction warns that it may be a deadlock. */
-const DEADLOCK_WARNING_MS = 3000;
+/** The transaction open in this `Database`, as its gate needs to know it. */
+interface OpenTransaction {
+  /** Its calls on their way. */
+  busy: number;
+  /** When it last made or finished a call (performance.now()). */
+  active: number;
+  /** Rolls it back: it kept calls waiting for longer than `transactionTimeout`. */
+  expire(): void;
+}
 
 /** Reads of stored BLOBs, by table, column and rowid (SQLite's incremental blob I/O). */
 export interface BlobReads {
@@ -128,17 +135,21 @@ export class Database implements Transaction {
   #closed: Promise<void> | null = null;
   /** While a transaction runs, other calls wait here, in order. */
   #txOpen = false;
-  #waiting: Array<() => void> = [];
-  #warned = false;
+  #waiting: Array<{ at: number; run: () => void }> = [];
+  #tx: OpenTransaction | null = null;
+  #timeout: number;
+  #timer: ReturnType<typeof setTimeout> | undefined;
   #reads: BlobReads;
   /** Stoppers of the exports running, for `close()`. */
   #exports = new Set<(err: ResqError) => void>();
 
   /** @internal use `open()` */
-  constructor(link: Link, threshold: number, forget: () => void) {
+  constructor(link: Link, threshold: number, timeout: number, forget: () => void) {
     this.#link = link;
     this.#threshold = threshold;
+    this.#timeout = timeout;
     this.#forget = forget;
+    link.onExpired = () => this.#tx?.expire();
     this.#reads = blobReads(this.#send, (err) => this.#gate(() => this.#link.fail(err)), () => this.#link.generation);
   }
 
@@ -179,21 +190,48 @@ export class Database implements Transaction {
    * resolves, rolls back and re-throws its own error when it throws.
    *
    * Inside `fn`, use `tx`, never `db`: calls on the database made meanwhile
-   * wait until the transaction ends, so a `db` call awaited inside the
-   * callback waits forever (a deadlock). After 3 s of such waiting the
-   * package prints a `console.warn` naming the cause.
+   * wait until the transaction ends. A transaction that keeps calls waiting
+   * (this page's own `db` calls, or another tab's) and makes no call of its
+   * own for `transactionTimeout` (an `open` option, 5 s by default) is
+   * rolled back: the promise rejects with RESQ_TIMEOUT, and so does the
+   * callback's next `tx` call. So a `db` call awaited inside the callback
+   * ends that way, not in a wait forever.
    */
   transaction<T>(fn: (tx: Transaction) => Promise<T> | T): Promise<T> {
     if (typeof fn !== 'function') return this.#gate(() => this.#link.fail(badParam('transaction() takes a function')));
-    return this.#gate(async () => {
+    return this.#gate(() => {
       this.#txOpen = true;
-      this.#warned = false;
-      let live = true;
+      // Set when the callback may make no more calls: it ended, or timed out.
+      let over: ResqError | null = null;
       // The worker that runs BEGIN holds the transaction: its every call,
       // COMMIT and ROLLBACK included, goes there or nowhere (link.ts).
       let held: number | undefined;
+      let timedOut!: (err: ResqError) => void;
+      const expired = new Promise<never>((_, reject) => (timedOut = reject));
+      const state: OpenTransaction = {
+        busy: 0,
+        active: performance.now(),
+        expire: () => {
+          if (over) return;
+          over = new ResqError('RESQ_TIMEOUT', `this transaction was rolled back: it kept other calls waiting and made no call of its own for ${this.#timeout} ms (transactionTimeout)`);
+          // The worker's record of it ends with this ROLLBACK, which does
+          // nothing there when the worker rolled it back already.
+          void this.#link.call('execute', { sql: 'ROLLBACK', txn: 'rollback' }, [], held).catch(() => {});
+          timedOut(over);
+        },
+      };
       const ended = () => badParam('this transaction has ended; use the database instead');
-      const guard = <R>(send: () => Promise<R>): Promise<R> => (live ? send() : Promise.reject(ended()));
+      // A call on its way keeps the transaction from expiring.
+      const busy = <R>(send: () => Promise<R>): Promise<R> => {
+        state.busy += 1;
+        state.active = performance.now();
+        return send().finally(() => {
+          state.busy -= 1;
+          state.active = performance.now();
+          this.#armTimeout();
+        });
+      };
+      const guard = <R>(send: () => Promise<R>): Promise<R> => (over ? Promise.reject(over) : busy(send));
       const send: Send = (op, fields, transfer) => guard(() => this.#link.call(op, fields, transfer, held));
       const tx: Transaction = {
         execute: (sql, params) => guard(this.#request('execute', sql, params, false, held)),
@@ -202,30 +240,39 @@ export class Database implements Transaction {
         executeBatch: (sql, sets) => guard(this.#request('executeBatch', sql, sets, false, held)),
         ...blobReads(send, (err) => guard(() => this.#link.fail(err)), () => held!),
       };
-      const exec = (sql: string) => this.#link.call('execute', { sql }, [], held);
-      try {
-        await exec('BEGIN IMMEDIATE');
+      const exec = (sql: string, txn: 'begin' | 'commit' | 'rollback') =>
+        busy(() => this.#link.call('execute', { sql, txn, ...(txn === 'begin' ? { timeout: this.#timeout } : {}) }, [], held));
+      const run = async (): Promise<T> => {
+        await exec('BEGIN IMMEDIATE', 'begin');
         held = this.#link.generation;
         let result: T;
         try {
           result = await fn(tx);
         } catch (err) {
-          live = false;
-          await exec('ROLLBACK').catch(() => {});
+          if (!over) {
+            over = ended();
+            await exec('ROLLBACK', 'rollback').catch(() => {});
+          }
           throw err;
         }
-        live = false;
+        if (over) throw over;
+        over = ended();
         try {
-          await exec('COMMIT');
+          await exec('COMMIT', 'commit');
         } catch (err) {
-          await exec('ROLLBACK').catch(() => {});
+          await exec('ROLLBACK', 'rollback').catch(() => {});
           throw err;
         }
         return result;
-      } finally {
-        live = false;
+      };
+      this.#tx = state;
+      const body = run();
+      body.catch(() => {});
+      return Promise.race([body, expired]).finally(() => {
+        over ??= ended();
+        if (this.#tx === state) this.#tx = null;
         this.#endTransaction();
-      }
+      });
     });
   }
 
@@ -348,28 +395,31 @@ export class Database implements Transaction {
     }
     if (!this.#txOpen) return run();
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => this.#warnDeadlock(), DEADLOCK_WARNING_MS);
-      this.#waiting.push(() => {
-        clearTimeout(timer);
-        run().then(resolve, reject);
-      });
+      this.#waiting.push({ at: performance.now(), run: () => run().then(resolve, reject) });
+      this.#armTimeout();
     });
   }
 
-  #warnDeadlock(): void {
-    if (this.#warned) return;
-    this.#warned = true;
-    console.warn(
-      'resq-wasm: a call on the database has waited 3 s for a transaction to end. Calls on `db` made inside a ' +
-        'transaction() callback wait until the callback finishes, so one awaited there waits forever (a deadlock). ' +
-        'Inside the callback, use its `tx` argument (tx.execute, tx.query, tx.readBlob, …) instead of `db`.',
-    );
+  /**
+   * While calls wait for this page's transaction: it expires once it has
+   * made no call of its own for `transactionTimeout` since they began to
+   * wait (see {@link transaction}).
+   */
+  #armTimeout(): void {
+    clearTimeout(this.#timer);
+    const tx = this.#tx;
+    const first = this.#waiting[0];
+    if (!tx || !first || tx.busy > 0 || !Number.isFinite(this.#timeout)) return;
+    const due = Math.max(tx.active, first.at) + this.#timeout - performance.now();
+    if (due <= 0) return tx.expire();
+    this.#timer = setTimeout(() => this.#armTimeout(), due);
   }
 
   #endTransaction(): void {
     this.#txOpen = false;
+    clearTimeout(this.#timer);
     // Start waiting calls in order, until one of them opens a transaction.
-    while (!this.#txOpen && this.#waiting.length > 0) this.#waiting.shift()!();
+    while (!this.#txOpen && this.#waiting.length > 0) this.#waiting.shift()!.run();
   }
 
   /**

@@ -11,6 +11,7 @@ export type ResqErrorCode =
   | 'RESQ_RANGE'
   | 'RESQ_NOT_FOUND'
   | 'RESQ_WORKER_DIED'
+  | 'RESQ_TIMEOUT'
   | `SQLITE_${string}`;
 
 export class ResqError extends Error {

@@ -37,6 +37,38 @@ export interface OpenOptions {
   storage?: Storage;
   /** Bytes; see {@link DEFAULT_BLOB_TRANSFER_THRESHOLD}. */
   blobTransferThreshold?: number;
+  /**
+   * Milliseconds a `transaction()` may keep other calls waiting (another
+   * tab's, or this page's own `db`) without making a call of its own;
+   * then it is rolled back, and its next `tx` call and the `transaction()`
+   * promise reject with RESQ_TIMEOUT. Default 5,000. A transaction that
+   * nobody waits on is never timed out.
+   */
+  transactionTimeout?: number;
+  /**
+   * Encryption at rest. Not built into this version: any `key` is refused
+   * with RESQ_UNSUPPORTED, never ignored.
+   */
+  key?: string | Uint8Array;
+}
+
+/** Default of {@link OpenOptions.transactionTimeout}, in ms. */
+export const DEFAULT_TRANSACTION_TIMEOUT = 5000;
+
+/** The options `open` knows: anything else is a mistake to report, not ignore. */
+const OPTIONS = new Set(['storage', 'blobTransferThreshold', 'transactionTimeout', 'key']);
+
+/** Checks `open`'s options; returns the timeout. */
+function checkOptions(options: unknown): number {
+  if (options === null || typeof options !== 'object') throw badParam('open() options must be an object, such as { storage: "memory" }');
+  for (const k of Object.keys(options)) {
+    if (!OPTIONS.has(k)) throw badParam(`open() has no option "${k}" (it takes ${[...OPTIONS].join(', ')})`);
+  }
+  const o = options as OpenOptions;
+  if (o.key !== undefined) throw new ResqError('RESQ_UNSUPPORTED', 'encryption is not built into this version: open() cannot take a key');
+  const timeout = o.transactionTimeout ?? DEFAULT_TRANSACTION_TIMEOUT;
+  if (typeof timeout !== 'number' || !(timeout > 0)) throw badParam('transactionTimeout must be a number of milliseconds, more than 0 (Infinity: never)');
+  return timeout;
 }
 
 /**
@@ -66,6 +98,7 @@ export function transfer(bytes: ArrayBuffer | ArrayBufferView): Transfer {
  */
 export async function open(name: string, options: OpenOptions = {}): Promise<Database> {
   if (typeof name !== 'string') throw badParam('open() takes a database name such as "media.db"');
+  const timeout = checkOptions(options);
   const storage = options.storage ?? (name === ':memory:' ? 'memory' : 'opfs');
   const threshold = options.blobTransferThreshold ?? DEFAULT_BLOB_TRANSFER_THRESHOLD;
   if (typeof threshold !== 'number' || !(threshold >= 0)) throw badParam('blobTransferThreshold must be a number of bytes, 0 or more');
@@ -73,9 +106,9 @@ export async function open(name: string, options: OpenOptions = {}): Promise<Dat
   if (storage === 'opfs' && !globalThis.navigator?.storage?.getDirectory) {
     throw new ResqError('RESQ_UNSUPPORTED', "this browser has no origin private file system (OPFS); use { storage: 'memory' }");
   }
-  const link = new Link({ name, storage, blobTransferThreshold: threshold === Infinity ? -1 : threshold });
+  const link = new Link({ name, storage, blobTransferThreshold: threshold === Infinity ? -1 : threshold, timeout });
   await link.ready;
-  return new Database(link, threshold, () => link.close());
+  return new Database(link, threshold, timeout, () => link.close());
 }
 
 /**

@@ -6,26 +6,34 @@
 // reloads, crashes or freezes), the next tab in the lock's queue leads, and
 // the followers connect to it:
 //
-// - calls in flight on the worker that went reject with RESQ_WORKER_DIED
-//   (whether they ran is unknown); calls made meanwhile wait, and go to the
-//   next leader in order;
+// - no call fails because the leader went: a call this tab sent to it and
+//   has no answer for is sent to the next leader again, in its turn, before
+//   the calls made since, and runs there exactly once (each call carries a
+//   number, and a following tab's writes commit with a record of their
+//   answer: worker/record.ts); calls made meanwhile wait, and go in order;
 // - what lived in the old worker (a transaction, a blob stream, a staged
-//   blob) is gone: a call that refers to it rejects with RESQ_WORKER_DIED
-//   (`generation` tells them apart), never reaching the new worker;
+//   blob, an export) is gone: a call that refers to it rejects with
+//   RESQ_WORKER_DIED (`generation` tells them apart), never reaching the
+//   new worker; a transaction's COMMIT sent before is looked up, and
+//   resolves if it committed;
 // - live queries are registered with each new leader again.
 //
-// A memory database is private to its tab: its link leads alone, and when
-// its worker dies so does the database.
+// The calls of this tab's own worker are not carried over: they die with
+// it (its tab froze or went away, or the browser stopped it). A memory
+// database is private to its tab: its link leads alone, and when its
+// worker dies so does the database.
 
 import { Client } from './client.js';
 import { ResqError } from './errors.js';
-import type { BrokerReply, BrokerRequest, Hello, Op, Push, Replies, Requests, Storage, WatchResult } from './protocol.js';
+import { transfersOf, type BrokerReply, type BrokerRequest, type Hello, type Op, type Push, type Replies, type Requests, type Storage, type WatchResult } from './protocol.js';
 
 export interface LinkOptions {
   name: string;
   storage: Storage;
   /** As `open` takes it: bytes, or -1 for never. */
   blobTransferThreshold: number;
+  /** `transactionTimeout`, ms. */
+  timeout: number;
 }
 
 /** A live query as this tab keeps it, to register again with each new leader. */
@@ -39,11 +47,24 @@ export interface Watcher {
   fail(error: ResqError): void;
 }
 
-interface Queued {
+/** A call of this tab, from when it is made until it is answered. */
+interface Call {
   op: Op;
-  fields: unknown;
+  fields: Record<string, unknown>;
   transfer: Transferable[];
+  /** Bound to the worker of this generation (its transaction, stream, staged blob). */
   generation?: number;
+  /** A transaction's COMMIT: sent again, it is only looked up. */
+  commit: boolean;
+  seq: number;
+  /** The client it was sent to, while it waits for the answer there. */
+  on: Client | null;
+  /** Sent over a port to another tab's worker: sent again if that one goes. */
+  carried: boolean;
+  /** Sent before, to a worker that went. */
+  again: boolean;
+  /** Workers that went while it waited on them. */
+  losses: number;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -56,6 +77,13 @@ const CLOSE_GRACE_MS = 250;
 
 /** Between asking the broker again after a leader that went (it may not have heard yet). */
 const RETRY_MS = 20;
+
+/**
+ * Leaders a call may see go before it rejects with RESQ_WORKER_DIED: a call
+ * that makes every worker it reaches end (one that traps the wasm) must not
+ * take down every tab in turn.
+ */
+const MAX_LOSSES = 3;
 
 /** How long `open()` waits to reach a database another tab holds, then RESQ_LOCKED. */
 const OPEN_WAIT_MS = 10_000;
@@ -87,13 +115,19 @@ export class Link {
   readonly #opts: LinkOptions;
   readonly #shared: boolean;
   #client: Client | null = null;
-  #backlog: Queued[] = [];
-  /** Calls handed back by a closing leader, at the front of the backlog. */
-  #bounced = 0;
+  /** The calls not answered yet, in the order they were made. */
+  #calls: Call[] = [];
+  #seq = 0;
+  /** The client of this tab's own worker, while it leads. */
+  #own: Client | null = null;
   #dead: ResqError | null = null;
   #closed = false;
   #watchers = new Map<number, Watcher>();
   #nextWatch = 1;
+  /** Watches whose registration is on its way (sent again itself if its leader goes). */
+  #registering = new Set<number>();
+  /** Told when the worker rolled back this tab's transaction (transactionTimeout). */
+  onExpired: (() => void) | null = null;
   /** Ends every lock wait of this link (on close). */
   #stop = new AbortController();
   /** Bumped by each new attempt to connect: older ones give up. */
@@ -133,15 +167,57 @@ export class Link {
   call<K extends Op>(op: K, fields: Requests[K], transfer: Transferable[] = [], generation?: number): Promise<Replies[K]> {
     if (this.#dead) return Promise.reject(this.#dead);
     const client = this.#client;
-    if (client && !client.dead) {
-      if (this.#stale(generation)) return Promise.reject(gone());
-      return client.call(op, fields, transfer, generation);
-    }
+    if (client && !client.dead && this.#stale(generation)) return Promise.reject(gone());
     // Between leaders, with nothing waiting, there is nothing to close.
-    if (op === 'close' && this.#backlog.length === 0) return Promise.resolve(null as Replies[K]);
-    return new Promise((resolve, reject) =>
-      this.#backlog.push({ op, fields, transfer, generation, resolve: resolve as (v: unknown) => void, reject }),
+    if (op === 'close' && !client && this.#calls.length === 0) return Promise.resolve(null as Replies[K]);
+    const commit = op === 'execute' && (fields as Requests['execute']).txn === 'commit';
+    return new Promise((resolve, reject) => {
+      const c: Call = { op, fields: fields as Record<string, unknown>, transfer, generation, commit, seq: ++this.#seq, on: null, carried: false, again: false, losses: 0, resolve: resolve as (v: unknown) => void, reject };
+      this.#calls.push(c);
+      this.#flush();
+    });
+  }
+
+  /** Sends the calls waiting for a worker, in order, to the current one. */
+  #flush(): void {
+    const client = this.#client;
+    if (!client || client.dead) return;
+    for (const c of this.#calls) if (c.on === null) this.#send(client, c);
+  }
+
+  #send(client: Client, c: Call): void {
+    // Bound to a worker that went; a COMMIT sent before is looked up instead.
+    if (this.#stale(c.generation) && !(c.commit && c.again)) return this.#answer(c, false, gone());
+    const carried = this.#shared && client !== this.#own;
+    const fields = { ...c.fields, seq: c.seq, below: this.#calls[0].seq, ...(c.again ? { again: true } : {}) };
+    let transfer = c.transfer;
+    if (carried && transfer.length > 0) {
+      // The buffers move to the worker (the caller's are detached, as
+      // without a follower); this tab keeps a copy until the answer, to
+      // send again if that worker goes.
+      c.fields = structuredClone(c.fields);
+      c.transfer = transfersOf(c.fields);
+    } else if (carried) {
+      transfer = [];
+    }
+    c.on = client;
+    c.carried = carried;
+    client.call(c.op, fields as never, transfer).then(
+      (v) => this.#answer(c, true, v),
+      (err) => {
+        // The worker went: #lost decides what becomes of the call.
+        if (err !== client.death) this.#answer(c, false, err);
+      },
     );
+  }
+
+  #answer(c: Call, ok: boolean, value: unknown): void {
+    const i = this.#calls.indexOf(c);
+    if (i < 0) return;
+    this.#calls.splice(i, 1);
+    c.on = null;
+    if (ok) c.resolve(value);
+    else c.reject(value);
   }
 
   /** A call refused in the page: rejects in its turn, after the calls before it. */
@@ -159,7 +235,7 @@ export class Link {
 
   unwatch(id: number): void {
     if (!this.#watchers.delete(id)) return;
-    if (this.#client && !this.#client.dead) this.#client.call('unwatch', { watch: id }).catch(() => {});
+    if (this.#client && !this.#client.dead) this.call('unwatch', { watch: id }).catch(() => {});
   }
 
   /** Stops this tab's part: its worker if it leads (after its close call), its locks, its port. */
@@ -180,7 +256,7 @@ export class Link {
     removeEventListener('pageshow', this.#stepUp);
     globalThis.document?.removeEventListener('freeze', this.#stepDown);
     globalThis.document?.removeEventListener('resume', this.#stepUp);
-    for (const q of this.#backlog.splice(0)) q.reject(this.#dead);
+    for (const c of this.#calls.splice(0)) c.reject(this.#dead);
   }
 
   async #start(): Promise<void> {
@@ -283,7 +359,8 @@ export class Link {
     const lock = `resq-wasm-worker:${uuid()}`;
     let graceful = false;
     try {
-      await client.call('open', { ...this.#opts, lock });
+      const { name, storage, blobTransferThreshold, timeout } = this.#opts;
+      await client.call('open', { name, storage, blobTransferThreshold, timeout, lock, tab: this.#tabLock });
     } catch (err) {
       worker.terminate();
       throw err;
@@ -302,9 +379,9 @@ export class Link {
       graceful = this.#closed;
       die('this tab let go of the database');
     };
-    // Leading now: a worker this tab followed is going (its calls in
-    // flight are answered, handed back, or rejected when it ends).
-    this.#client = null;
+    // Leading now: the worker this tab followed has let go of the file, and
+    // its calls still unanswered come here (see #connect).
+    this.#own = client;
     this.#connect(client);
     this.#tell({ kind: 'lead', name: this.#opts.name, lock });
     await end;
@@ -315,6 +392,7 @@ export class Link {
     this.#endLead = null;
     this.#tell({ kind: 'resign', name: this.#opts.name, lock });
     this.#lose(client, 'its worker stopped');
+    if (this.#own === client) this.#own = null;
   }
 
   /** Follows: a port to the leader's worker, through the broker. */
@@ -355,23 +433,16 @@ export class Link {
     this.#connect(client);
   }
 
-  /** A client on `port`, whose pushes, closing notice and handed-back requests come here. */
+  /** A client on `port`, whose pushes and notices come here. */
   #newClient(port: Worker | MessagePort): Client {
     const client: Client = new Client(port, {
       onPush: (p) => this.#push(p),
-      // The leader's page closed the database: calls go to the backlog
-      // until the next leader; those in flight come back (onRetry) or are
-      // answered first.
-      onClosing: () => {
-        if (this.#client === client) this.#client = null;
-      },
-      onRetry: (op, fields, transfer, generation) =>
-        new Promise((resolve, reject) => {
-          const q: Queued = { op, fields, transfer, generation: generation as number | undefined, resolve, reject };
-          if (this.#client && !this.#client.dead) return this.#sendQueued(this.#client, q);
-          // Before the calls made since the closing notice: they came later.
-          this.#backlog.splice(this.#bounced++, 0, q);
-        }),
+      // The leader's page closed the database: its worker answers nothing
+      // more (the answers to calls before the notice came first), so the
+      // calls still waiting on it go to the next leader.
+      onClosing: () => this.#lose(client, 'the tab that held the database closed it'),
+      onExpired: () => this.onExpired?.(),
+      onDeath: () => this.#lost(client),
     });
     return client;
   }
@@ -379,11 +450,6 @@ export class Link {
   /** A call bound to `generation` whose worker has been replaced since. */
   #stale(generation: number | undefined): boolean {
     return generation !== undefined && generation !== this.generation;
-  }
-
-  #sendQueued(client: Client, q: Queued): void {
-    if (this.#stale(q.generation)) q.reject(gone());
-    else client.call(q.op, q.fields as never, q.transfer, q.generation).then(q.resolve, q.reject);
   }
 
   #fromBroker(msg: BrokerReply, port: MessagePort | undefined): void {
@@ -398,30 +464,55 @@ export class Link {
     this.#broker?.postMessage(msg, transfer);
   }
 
-  /** Connected to a worker: live queries register again, waiting calls go, in order. */
+  /**
+   * Connected to a worker. A worker that holds the file means every worker
+   * before it has let go of it: calls still waiting on an earlier one go
+   * here, before those made since. Live queries register again.
+   */
   #connect(client: Client): void {
+    for (const c of [...this.#calls]) if (c.on && c.on !== client) this.#lose(c.on, 'the tab that held the database went away');
     this.generation += 1;
     this.#client = client;
-    for (const [id, w] of this.#watchers) void this.#register(id, w);
-    this.#bounced = 0;
-    for (const q of this.#backlog.splice(0)) this.#sendQueued(client, q);
+    for (const [id, w] of this.#watchers) if (!this.#registering.has(id)) void this.#register(id, w);
+    this.#flush();
     this.#settle.resolve();
   }
 
-  /** The worker behind `client` is gone: its calls in flight reject. */
+  /** The worker behind `client` is gone, or to be treated so: see {@link #lost}. */
   #lose(client: Client, reason: string): void {
     client.die(reason);
+  }
+
+  /**
+   * The worker behind `client` is gone. Its calls still unanswered that
+   * another tab's worker had go to the next leader, marked as sent before;
+   * the others (this tab's own worker's, those bound to the worker that
+   * went, and one that every leader it reached went away on) reject with
+   * RESQ_WORKER_DIED.
+   */
+  #lost(client: Client): void {
     if (this.#client === client) this.#client = null;
+    for (const c of [...this.#calls]) {
+      if (c.on !== client) continue;
+      c.on = null;
+      c.losses += 1;
+      if (c.carried && (c.generation === undefined || c.commit) && c.losses < MAX_LOSSES) c.again = true;
+      else this.#answer(c, false, client.death);
+    }
+    this.#flush();
   }
 
   #register(id: number, w: Watcher): Promise<void> {
     const { sql, params, bytes, hash } = w;
+    this.#registering.add(id);
     return this.call('watch', { watch: id, sql, params, bytes, previous: hash }).then(
       (r) => {
+        this.#registering.delete(id);
         if (r && this.#watchers.has(id)) w.deliver(r);
       },
       (err) => {
-        // A leader that went before answering: the next one gets it again.
+        this.#registering.delete(id);
+        // This tab's own worker went before answering: the next one gets it again.
         if (!(err instanceof ResqError && err.code === 'RESQ_WORKER_DIED' && !this.#dead)) throw err;
       },
     );

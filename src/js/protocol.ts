@@ -23,14 +23,29 @@ export interface Range {
 }
 
 export interface Requests {
-  /** `lock`: a Web Lock the worker holds while it lives (the page learns of its end). */
-  open: { name: string; storage: Storage; blobTransferThreshold: number; lock: string };
+  /**
+   * `lock`: a Web Lock the worker holds while it lives (the page learns of
+   * its end). `tab`: the page's tab id (see {@link Numbered}); `timeout`:
+   * its `transactionTimeout`.
+   */
+  open: { name: string; storage: Storage; blobTransferThreshold: number; lock: string; tab: string; timeout: number };
   /**
    * `staged`: the parameters hold staged blobs ({@link StagedRef}) to store.
    * `tx` (these four ops): a `transaction()` callback's call, whose SQL may
    * not begin or end the transaction.
    */
-  execute: { sql: string; params?: unknown; staged?: true; tx?: true };
+  execute: {
+    sql: string;
+    params?: unknown;
+    staged?: true;
+    tx?: true;
+    /**
+     * `transaction()`'s own statements: its BEGIN (with its
+     * `transactionTimeout`, ms), COMMIT and ROLLBACK.
+     */
+    txn?: 'begin' | 'commit' | 'rollback';
+    timeout?: number;
+  };
   query: { sql: string; params?: unknown; tx?: true };
   queryBytes: { sql: string; params?: unknown; tx?: true };
   executeBatch: { sql: string; sets: unknown[]; tx?: true };
@@ -119,20 +134,22 @@ export interface Hello {
 
 /**
  * To a following tab: the tab that led closed the database. Replies to
- * its requests received before this came first; those after it come back
- * unrun ({@link Bounced}).
+ * its requests received before this came first; those after it are not
+ * answered, and the tab sends them to the next leader.
  */
 export interface Closing {
   closing: true;
 }
 
-/** A request handed back unrun, with its buffers, to send to the next leader. */
-export interface Bounced {
-  id: number;
-  retry: Request;
+/**
+ * To the caller whose transaction `transactionTimeout` rolled back (it kept
+ * other calls waiting): its `transaction()` rejects with RESQ_TIMEOUT.
+ */
+export interface Expired {
+  expired: true;
 }
 
-/** The buffers of a request handed back (they came moved, and move on again). */
+/** The buffers in a request's fields (to move them again when it is sent again). */
 export function transfersOf(v: unknown, out = new Set<ArrayBuffer>(), depth = 0): ArrayBuffer[] {
   if (ArrayBuffer.isView(v)) {
     if (v.buffer instanceof ArrayBuffer) out.add(v.buffer);
@@ -169,8 +186,23 @@ export type BrokerRequest =
  */
 export type BrokerReply = { kind: 'follower'; name: string; lock: string } | { kind: 'leader'; name: string; lock: string };
 
+/**
+ * What a shared database's calls carry besides their fields, so that a call
+ * sent again to the next leader runs exactly once (link.ts,
+ * worker/record.ts): `seq` numbers the calls of one tab (the tab is the
+ * caller: a following tab's port, or the page whose `open` named it), and
+ * `below` is the oldest of them still waiting for an answer (the worker may
+ * forget the records of those before it); `again` marks a call sent before,
+ * to a worker that went away.
+ */
+export interface Numbered {
+  seq?: number;
+  below?: number;
+  again?: true;
+}
+
 export type Op = keyof Requests;
-export type Request = { [K in Op]: { id: number; op: K } & Requests[K] }[Op];
+export type Request = { [K in Op]: { id: number; op: K } & Requests[K] & Numbered }[Op];
 
 /** An error as it crosses the boundary: a plain, cloneable object. */
 export interface WireError {

@@ -14,7 +14,7 @@
 // land after a gap. Its later appends and its use are refused until it is
 // discarded.
 
-import type { WireError } from './protocol.js';
+import type { WireError } from '../protocol.js';
 
 /** The worker-only part of OPFS (the DOM lib lacks it). */
 interface FileSystemSyncAccessHandle {

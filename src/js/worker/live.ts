@@ -1,0 +1,113 @@
+// Live queries. Identical ones (same SQL, parameters and form), from any
+// callers, share one `Shared` query: it re-runs once after a commit that
+// changed a table it reads, and its result crosses to the subscribers only
+// when its hash differs from the last one (an unchanged result never
+// leaves wasm memory).
+
+import type { Push, Requests, WatchResult } from '../protocol.js';
+import type { Caller } from './callers.js';
+import { connection, db, refusal } from './engine.js';
+import { toWireError, transferResult } from './replies.js';
+
+interface Shared {
+  key: string;
+  sql: string;
+  params: unknown;
+  bytes: boolean;
+  tables: string[];
+  hash: string;
+  dirty: boolean;
+  subscribers: Set<{ from: Caller; id: number }>;
+}
+const shared = new Map<string, Shared>();
+/** Each caller's watches, by the id it chose. */
+const byCaller = new WeakMap<Caller, Map<number, Shared>>();
+
+function watchesOf(c: Caller): Map<number, Shared> {
+  let m = byCaller.get(c);
+  if (!m) byCaller.set(c, (m = new Map()));
+  return m;
+}
+
+export function watch(from: Caller, req: Requests['watch'], transfer: Transferable[]): WatchResult | null {
+  const c = connection();
+  const mine = watchesOf(from);
+  if (mine.has(req.watch)) throw refusal('RESQ_BAD_PARAM', 'this watch id is in use');
+  const bytes = req.bytes === true;
+  const key = JSON.stringify([bytes, req.sql, req.params ?? null], exactly);
+  let s = shared.get(key);
+  // Checks the SQL (one read-only statement) and finds the tables it reads.
+  const tables = s?.tables ?? c.queryTables(req.sql);
+  const r = c.watchQuery(req.sql, req.params, bytes, req.previous);
+  if (!s) {
+    s = { key, sql: req.sql, params: req.params, bytes, tables, hash: r?.hash ?? req.previous, dirty: false, subscribers: new Set() };
+    shared.set(key, s);
+  }
+  s.subscribers.add({ from, id: req.watch });
+  mine.set(req.watch, s);
+  if (r) addTransfers(r.value, transfer);
+  return r;
+}
+
+/** JSON that keeps apart what binds differently: bigints, -0, NaN and infinities. */
+function exactly(_: string, v: unknown): unknown {
+  if (typeof v === 'bigint') return { bigint: String(v) };
+  if (typeof v === 'number' && (Object.is(v, -0) || !Number.isFinite(v))) return { number: Object.is(v, -0) ? '-0' : String(v) };
+  return v;
+}
+
+export function unwatch(from: Caller, id: number): void {
+  const mine = watchesOf(from);
+  const s = mine.get(id);
+  if (!s) return;
+  mine.delete(id);
+  for (const sub of s.subscribers) if (sub.from === from && sub.id === id) s.subscribers.delete(sub);
+  if (s.subscribers.size === 0) shared.delete(s.key);
+}
+
+/** Ends every watch of `from` (it left). */
+export function unwatchAll(from: Caller): void {
+  for (const id of [...watchesOf(from).keys()]) unwatch(from, id);
+}
+
+/** Re-runs the live queries that read a table committed transactions changed since the last time. */
+export function rerunWatches(): void {
+  // Without watches the changed tables are left to gather (a set of
+  // names, bounded by the schema): a watch made later re-runs once for
+  // them, and its hash keeps that from being delivered.
+  const conn = db.conn;
+  if (!conn || shared.size === 0) return;
+  const changed = new Set(conn.takeChanged());
+  for (const s of shared.values()) if (s.tables.some((t) => changed.has(t)) || changed.has('sqlite_schema')) s.dirty = true;
+  for (const s of shared.values()) {
+    if (!s.dirty) continue;
+    s.dirty = false;
+    let push: (id: number) => Push;
+    const transfer: Transferable[] = [];
+    try {
+      const r = conn.watchQuery(s.sql, s.params, s.bytes, s.hash);
+      if (!r) continue;
+      s.hash = r.hash;
+      push = (id) => ({ push: id, result: r });
+      addTransfers(r.value, transfer);
+    } catch (err) {
+      if (err instanceof WebAssembly.RuntimeError) throw err;
+      const error = toWireError(err);
+      push = (id) => ({ push: id, error });
+    }
+    // Each subscriber gets its own copy; the last one gets the buffers.
+    const subs = [...s.subscribers];
+    subs.forEach((sub, i) => {
+      try {
+        sub.from.post(push(sub.id), i === subs.length - 1 ? transfer : []);
+      } catch {
+        // A tab that is going away: its lock's release cleans up after it.
+      }
+    });
+  }
+}
+
+function addTransfers(value: WatchResult['value'], transfer: Transferable[]): void {
+  if (value instanceof Uint8Array) transfer.push(value.buffer);
+  else transferResult(value, transfer);
+}

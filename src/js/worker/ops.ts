@@ -1,0 +1,325 @@
+// What each request does, by op (the replies are typed by protocol.ts),
+// and how one is answered: checked, looked up when it was sent before,
+// run, recorded with its write when a following tab sent it, replied to.
+
+import type { Op, Replies, Request, Requests, WireError } from '../protocol.js';
+import type { Caller } from './callers.js';
+import { connection, db, limits, refusal } from './engine.js';
+import { batchRuns, discardStage, inlineSmall, ownStage, resolveStaged, writeStreams } from './feed.js';
+import { unwatch, watch } from './live.js';
+import { recorded, recording } from './record.js';
+import { toWireError, transferResult } from './replies.js';
+import { EXPORT_IDLE_MS, type Queue } from './queue.js';
+
+/** Bytes per read when `blobFile` assembles a value, and per `Blob` it adds. */
+const FILE_CHUNK = 4 << 20;
+const FILE_BATCH = 32 << 20;
+/** Bytes an export read returns at most (whole pages; one page at least). */
+const EXPORT_CHUNK = 4 << 20;
+/** Blob stream sessions the core keeps (reads.rs): older ones are forgotten. */
+const MAX_SESSIONS = 256;
+
+/** What the ops need besides the connection: the queue (exports), and what closing the database does. */
+export interface Context {
+  queue: Queue;
+  /** The page closed the database: tells the following tabs. */
+  closed(): void;
+}
+
+type Run = { [K in Op]: (req: Requests[K], transfer: Transferable[], from: Caller, cx: Context) => Promise<Replies[K]> | Replies[K] };
+
+let nextExport = 1;
+
+const exportEnded = (): WireError =>
+  refusal(
+    'SQLITE_ABORT',
+    `this export has ended: it was not read for ${EXPORT_IDLE_MS / 1000} s while other calls waited for it (or it was cancelled); export again`,
+    4,
+  );
+
+export const ops: Omit<Run, 'open' | 'fail'> = {
+  async execute(req, _, from) {
+    const c = connection();
+    const used: number[] = [];
+    const params = await inlineSmall(req.staged ? resolveStaged(from, req.params, used) : req.params);
+    const { changes, lastInsertRowid, streams } = c.execute(req.sql, params);
+    if (streams) await writeStreams(c, streams);
+    for (const id of used) await discardStage(from, id);
+    return { changes, lastInsertRowid };
+  },
+  async query(req, transfer) {
+    const r = connection().query(req.sql, await inlineSmall(req.params));
+    transferResult(r, transfer);
+    return r;
+  },
+  async queryBytes(req, transfer) {
+    const bytes = connection().queryBytes(req.sql, await inlineSmall(req.params));
+    transfer.push(bytes.buffer);
+    return bytes;
+  },
+  async executeBatch(req) {
+    const c = connection();
+    const runs = batchRuns(req.sets);
+    if (runs.length === 1) return c.executeBatch(req.sql, await Promise.all(req.sets.map(inlineSmall)));
+    // In parts, each with no more small Blobs read than the budget, inside
+    // one savepoint: still all or nothing.
+    c.execute('SAVEPOINT resq_batches', undefined);
+    let changes = 0;
+    let lastInsertRowid: number | bigint = 0;
+    try {
+      for (const [start, end] of runs) {
+        const sets = await Promise.all(req.sets.slice(start, end).map(inlineSmall));
+        let r;
+        try {
+          r = c.executeBatch(req.sql, sets);
+        } catch (err) {
+          throw renumbered(err, start);
+        }
+        changes += r.changes;
+        lastInsertRowid = r.lastInsertRowid;
+      }
+    } catch (err) {
+      c.execute('ROLLBACK TO resq_batches', undefined);
+      c.execute('RELEASE resq_batches', undefined);
+      throw err;
+    }
+    c.execute('RELEASE resq_batches', undefined);
+    return { changes, lastInsertRowid };
+  },
+  readBlob(req, transfer) {
+    const bytes = connection().readBlob(req.table, req.column, req.rowid, req.offset, req.length);
+    transfer.push(bytes.buffer);
+    return bytes;
+  },
+  blobFile(req) {
+    // Read in 4 MB chunks and assembled here, FILE_BATCH at a time (the
+    // browser composes Blobs by reference), so the page gets a handle, not
+    // bytes to copy, and this worker holds at most one batch. One request:
+    // no other call runs in between, so it is always one value.
+    const c = connection();
+    const [, size] = c.blobRange(req.table, req.column, req.rowid);
+    let file = new Blob([], { type: req.type });
+    let batch: BlobPart[] = [];
+    for (let at = 0; at < size; at += FILE_CHUNK) {
+      batch.push(c.readBlob(req.table, req.column, req.rowid, at, Math.min(FILE_CHUNK, size - at)) as BlobPart);
+      if (batch.length * FILE_CHUNK >= FILE_BATCH || at + FILE_CHUNK >= size) {
+        file = new Blob([file, ...batch], { type: req.type });
+        batch = [];
+      }
+    }
+    return file;
+  },
+  blobStreamOpen(req, _, from) {
+    const opened = connection().blobStreamOpen(req.table, req.column, req.rowid, req.offset, req.length);
+    from.sessions.add(opened[0]);
+    // The core forgets the oldest session past its cap (streams dropped
+    // without being cancelled); so does this list.
+    if (from.sessions.size > MAX_SESSIONS) from.sessions.delete(from.sessions.values().next().value!);
+    return opened;
+  },
+  blobStreamRead(req, transfer, from) {
+    // Another caller's session is as unknown to this one as an ended one.
+    if (!from.sessions.has(req.session)) throw refusal('RESQ_BAD_PARAM', 'this blob stream has ended (cancelled, finished, or one of too many left open)');
+    const bytes = connection().blobStreamRead(req.session, req.offset, req.length);
+    transfer.push(bytes.buffer);
+    return bytes;
+  },
+  blobStreamClose(req, _, from) {
+    if (from.sessions.delete(req.session)) connection().blobStreamClose(req.session);
+    return null;
+  },
+  stageOpen(_, __, from) {
+    connection();
+    const id = db.stages!.create();
+    from.stages.add(id);
+    return id;
+  },
+  stageAppend(req, _, from) {
+    connection();
+    return db.stages!.append(ownStage(from, req.stage), req.chunk);
+  },
+  async stageDiscard(req, _, from) {
+    connection();
+    await discardStage(from, req.stage);
+    return null;
+  },
+  exportOpen(_, __, from, { queue }) {
+    const size = connection().exportBegin();
+    const id = nextExport++;
+    queue.beginExport({ from, id, size, read: 0, active: performance.now() });
+    return { export: id, size };
+  },
+  exportRead(req, transfer, from, { queue }) {
+    const x = queue.exporting;
+    if (x?.id !== req.export || x.from !== from) throw exportEnded();
+    let bytes: Uint8Array;
+    try {
+      bytes = connection().exportRead(EXPORT_CHUNK);
+    } catch (err) {
+      queue.endExport(); // a read that fails ends it (the core has let go already)
+      throw err;
+    }
+    x.read += bytes.byteLength;
+    x.active = performance.now();
+    if (x.read >= x.size) queue.endExport();
+    transfer.push(bytes.buffer);
+    return bytes;
+  },
+  exportClose(req, _, from, { queue }) {
+    if (queue.exporting?.id === req.export && queue.exporting.from === from) queue.endExport();
+    return null;
+  },
+  async importStaged(req, _, from) {
+    const c = connection();
+    const id = ownStage(from, req.stage);
+    let into = new Uint8Array(0);
+    try {
+      const source = db.stages!.source(id);
+      // SQLite reads a page at a time: one buffer, grown to the largest read.
+      c.importDatabase(source.size, (at: number, length: number) => {
+        if (into.byteLength < length) into = new Uint8Array(length);
+        return source.read(at, into.subarray(0, length));
+      });
+    } finally {
+      await discardStage(from, id);
+    }
+    return null;
+  },
+  watch(req, transfer, from) {
+    return watch(from, req, transfer);
+  },
+  unwatch(req, _, from) {
+    unwatch(from, req.watch);
+    return null;
+  },
+  async close(_, __, from, cx) {
+    // A following tab's close is its own: it leaves, the database stays
+    // (the worker then lets go of it: see `depart` in worker.ts).
+    if (!from.page) return null;
+    const c = connection();
+    db.conn = null;
+    c.close();
+    await db.stages?.discardAll();
+    db.closedByPage = true;
+    cx.closed();
+    return null;
+  },
+};
+
+/** A batch part's error names its parameter set within the part: renumbered within the whole batch. */
+function renumbered(err: unknown, offset: number): unknown {
+  const e = err as WireError;
+  if (offset === 0 || typeof e?.message !== 'string') return err;
+  return { ...e, message: e.message.replace(/^parameter set (\d+)/, (_, n) => `parameter set ${Number(n) + offset}`) };
+}
+
+/** A request's shape: an object with a numeric id and an op this worker has. */
+export function isRequest(v: unknown): v is Request {
+  if (typeof v !== 'object' || v === null) return false;
+  const { id, op } = v as { id?: unknown; op?: unknown };
+  return typeof id === 'number' && typeof op === 'string' && (op === 'open' || op === 'fail' || Object.hasOwn(ops, op));
+}
+
+/**
+ * The fields each op passes to the wasm as strings. wasm-bindgen's string
+ * conversion does not check its argument, and a number where it expects a
+ * string traps the instance; the page sends strings, anything else is refused.
+ */
+const STRING_FIELDS: { [K in Op]?: readonly (keyof Requests[K])[] } = {
+  open: ['name', 'storage', 'lock', 'tab'],
+  execute: ['sql'],
+  query: ['sql'],
+  queryBytes: ['sql'],
+  executeBatch: ['sql'],
+  readBlob: ['table', 'column'],
+  blobFile: ['table', 'column', 'type'],
+  blobStreamOpen: ['table', 'column'],
+  watch: ['sql', 'previous'],
+};
+
+/**
+ * Answers one request: every request gets exactly one reply. The page
+ * closed the database: a following tab's request is left unanswered; that
+ * tab sends it on to the next leader (link.ts), which looks it up first.
+ */
+export async function handle(from: Caller, req: Request, cx: Context, open: (req: Requests['open'], from: Caller) => Promise<null>): Promise<void> {
+  if (db.closedByPage && !from.page) return;
+  const transfer: Transferable[] = [];
+  let value: unknown;
+  try {
+    value = await answer(from, req, transfer, cx, open);
+  } catch (err) {
+    if (err instanceof WebAssembly.RuntimeError) throw err;
+    return post(from, { id: req.id, ok: false, error: toWireError(err) });
+  }
+  try {
+    from.post({ id: req.id, ok: true, value }, transfer);
+  } catch (err) {
+    // The value could not be sent (not cloneable, say): this call fails
+    // with the reason, and the queue goes on.
+    post(from, { id: req.id, ok: false, error: refusal('RESQ_UNSUPPORTED', `the reply could not be sent to the page: ${String(err)}`) });
+  }
+}
+
+/** Posts an error reply; if even that fails to the page, the worker cannot answer (it ends). */
+function post(to: Caller, reply: { id: number; ok: false; error: WireError }): void {
+  try {
+    to.post(reply);
+  } catch (err) {
+    if (to.page) throw new WebAssembly.RuntimeError(`the worker cannot answer its page: ${String(err)}`);
+  }
+}
+
+async function answer(from: Caller, req: Request, transfer: Transferable[], cx: Context, open: (req: Requests['open'], from: Caller) => Promise<null>): Promise<unknown> {
+  const fields = req as unknown as Record<string, unknown>;
+  for (const f of (STRING_FIELDS[req.op] ?? []) as string[]) {
+    if (typeof fields[f] !== 'string') throw refusal('RESQ_BAD_PARAM', `${req.op}: ${f} must be a string`);
+  }
+  if (req.op === 'fail') throw req.error;
+  if (req.op === 'open') return open(req, from);
+  const conn = db.conn;
+  if (conn) {
+    if (typeof fields.sql === 'string' && fields.sql.length > limits.sql) fields.sql = bounded(fields.sql);
+    const found = recorded(from, req);
+    if (found !== undefined) return found;
+    if (expiry(from, req) === ENDED) return null;
+    // A transaction callback's call runs only inside its caller's open
+    // transaction (not after a failover to a worker that never saw it)
+    // and may not begin or end it.
+    if (fields.tx === true && cx.queue.owner !== from) {
+      throw refusal('RESQ_WORKER_DIED', 'this transaction has ended: the worker that held it is gone');
+    }
+    if (req.op === 'execute' && req.txn === 'begin' && typeof req.timeout === 'number') cx.queue.timeoutNext(req.timeout);
+    conn.transactionCallback(fields.tx === true);
+  }
+  const run = ops[req.op as Exclude<Op, 'open' | 'fail'>] as (r: Request, t: Transferable[], f: Caller, cx: Context) => unknown;
+  return recording(from, req, async () => run(req, transfer, from, cx));
+}
+
+/**
+ * A caller whose transaction `transactionTimeout` rolled back: its calls
+ * reject with RESQ_TIMEOUT until it ends that transaction (a ROLLBACK
+ * then does nothing; a COMMIT is refused), so none runs outside the
+ * transaction its caller believes it is in.
+ */
+function expiry(from: Caller, req: Request): typeof ENDED | undefined {
+  if (!from.expired) return undefined;
+  const r = req as Request & { txn?: string; sql?: string };
+  const ends = r.txn === 'commit' || r.txn === 'rollback' || (typeof r.sql === 'string' && /^\s*(COMMIT|END|ROLLBACK(?!\s+(TRANSACTION\s+)?TO\b))\b/i.test(r.sql));
+  const rollback = r.txn === 'rollback' || (typeof r.sql === 'string' && /^\s*ROLLBACK\b/i.test(r.sql));
+  if (ends) from.expired = false;
+  if (ends && rollback) return ENDED;
+  throw refusal('RESQ_TIMEOUT', 'this transaction was rolled back: it kept other calls waiting without making a call of its own for longer than transactionTimeout');
+}
+/** From `expiry`: a ROLLBACK of the expired transaction, which is over already (answered null, nothing runs). */
+const ENDED = Symbol('ended');
+
+/**
+ * SQL text longer than the core takes is cut here, before it is copied into
+ * wasm memory, where the core then refuses it (SQLITE_TOOBIG) with its own
+ * message. A UTF-16 unit is at least one byte of UTF-8, so the cut text is
+ * still too long: 100 MB of SQL never reaches the wasm.
+ */
+function bounded(sql: string): string {
+  return sql.slice(0, limits.sql + 1);
+}
