@@ -16,6 +16,16 @@
 //   mark           (with `value`) puts ['m', value] in the record
 //   log            the record so far (see `log` below)
 //   watchRuns      live-query runs so far (calls of Connection.watchQuery)
+//   dieBeforeReply the next answer to a following tab (on a MessagePort) is
+//                  never sent: the worker ends right there, after the call
+//                  ran (and committed), as a leader tab that crashes between
+//                  the two would
+//   lockWaits      Web Lock requests of this worker still waiting (one per
+//                  following tab it waits on to leave)
+//   batchBytes     the most bytes of Blobs read (Blob.arrayBuffer) before a
+//                  call of Connection.executeBatch, since the one before
+//   heldPorts      ports of following tabs handed to this worker that it
+//                  has not closed
 
 /* global PROBE_OPTIONS */
 // A static import: the real worker sets its onmessage before any message
@@ -62,9 +72,57 @@ if (SyncHandle) {
   };
 }
 
+// dieBeforeReply: the worker ends instead of answering, and says nothing after.
+let dieBeforeReply = false;
+let ended = false;
+const portPost = MessagePort.prototype.postMessage;
+MessagePort.prototype.postMessage = function (message, transfer) {
+  if (ended) return;
+  if (dieBeforeReply && message && 'ok' in message) {
+    ended = true;
+    self.close();
+    return;
+  }
+  return portPost.call(this, message, transfer);
+};
+
+// heldPorts: the ports that came with `attach` messages, until closed.
+const ports = new Set();
+const close = MessagePort.prototype.close;
+MessagePort.prototype.close = function () {
+  ports.delete(this);
+  return close.call(this);
+};
+const onmessage = self.onmessage;
+self.onmessage = (e) => {
+  if (e.data && typeof e.data.attach === 'string' && e.ports[0]) ports.add(e.ports[0]);
+  return onmessage(e);
+};
+
+// lockWaits: requests made with a callback that has not run yet.
+let lockWaits = 0;
+const request = LockManager.prototype.request;
+LockManager.prototype.request = function (name, ...rest) {
+  const callback = rest.at(-1);
+  lockWaits += 1;
+  let counted = true;
+  const uncount = () => {
+    if (counted) lockWaits -= 1;
+    counted = false;
+  };
+  const wrapped = (lock) => {
+    uncount();
+    return callback(lock);
+  };
+  const p = request.call(this, name, ...rest.slice(0, -1), wrapped);
+  p.catch(() => {}).finally(uncount);
+  return p;
+};
+
 let failNextReply = false;
 const post = self.postMessage.bind(self);
 self.postMessage = (message, transfer) => {
+  if (ended) return;
   if (failNextReply && message && 'ok' in message && message.ok) {
     failNextReply = false;
     throw new DOMException('the probe refused to post this reply', 'DataCloneError');
@@ -80,6 +138,13 @@ self.postMessage = (message, transfer) => {
 // the glue's `wasm` object is the copy made here.
 let exports = null;
 let trapNextQuery = false;
+let readSince = 0;
+let batchBytes = 0;
+const arrayBuffer = Blob.prototype.arrayBuffer;
+Blob.prototype.arrayBuffer = function () {
+  readSince += this.size;
+  return arrayBuffer.call(this);
+};
 let watchRuns = 0;
 const hooked = (real) => ({
   ...real,
@@ -91,6 +156,11 @@ const hooked = (real) => ({
       real.connection_query(0xfffffff0, 0, 0, undefined);
     }
     return real.connection_query(...args);
+  },
+  connection_executeBatch(...args) {
+    batchBytes = Math.max(batchBytes, readSince);
+    readSince = 0;
+    return real.connection_executeBatch(...args);
   },
   connection_watchQuery(...args) {
     watchRuns += 1;
@@ -123,6 +193,10 @@ channel.onmessage = ({ data }) => {
     mark: () => log.push(['m', data.value]),
     log: () => log,
     watchRuns: () => watchRuns,
+    dieBeforeReply: () => (dieBeforeReply = true),
+    lockWaits: () => lockWaits,
+    heldPorts: () => ports.size,
+    batchBytes: () => batchBytes,
   };
   channel.postMessage({ id: data.id, value: answers[data.probe]() });
 };
