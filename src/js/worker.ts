@@ -274,12 +274,16 @@ const ops: Omit<Run, 'open' | 'fail'> = {
     return { changes, lastInsertRowid };
   },
   async query(req, transfer) {
-    const r = connection().query(req.sql, await inlineSmall(req.params)) as Replies['query'];
+    const c = connection();
+    const r = c.query(req.sql, await inlineSmall(req.params)) as Replies['query'];
+    await writeTaken(c);
     transferResult(r, transfer);
     return r;
   },
   async queryBytes(req, transfer) {
-    const bytes = connection().queryBytes(req.sql, await inlineSmall(req.params));
+    const c = connection();
+    const bytes = c.queryBytes(req.sql, await inlineSmall(req.params));
+    await writeTaken(c);
     transfer.push(bytes.buffer);
     return bytes;
   },
@@ -570,9 +574,10 @@ const STREAM_CHUNK = 1 << 20;
 let scratch: Uint8Array | undefined;
 
 /**
- * Writes the `Blob` parameters of a streaming `execute` into the cells their
- * placeholders landed in, a chunk at a time, then commits; any failure (a
- * `Blob` that cannot be read, a write error) rolls the whole call back.
+ * Writes the `Blob` parameters of a streaming `execute` (or of a write
+ * through `query`) into the cells their placeholders landed in, a chunk at
+ * a time, then commits; any failure (a `Blob` that cannot be read, a write
+ * error) rolls the whole call back.
  */
 async function writeStreams(c: Connection, streams: Blob[]): Promise<void> {
   try {
@@ -597,6 +602,15 @@ async function writeStreams(c: Connection, streams: Blob[]): Promise<void> {
     throw err;
   }
   c.streamEnd(true);
+}
+
+/**
+ * A write with `RETURNING` run by `query`/`queryBytes` takes streamed
+ * values as `execute` does: its rows are ready, its cells still to fill.
+ */
+async function writeTaken(c: Connection): Promise<void> {
+  const streams = c.takeStreams() as Blob[] | null;
+  if (streams) await writeStreams(c, streams);
 }
 
 /** Moves a `query` result's buffers instead of copying them. */

@@ -13,13 +13,13 @@ use super::handle::Statement;
 use super::hooks::Hooks;
 use super::reads::Reads;
 use super::source::{self, ReadAt};
-use super::streams::{self, Stream, Streamed};
+use super::streams::{self, Footprint, Stream, Streamed};
 use super::tables;
 use crate::codec::backup::{check_header, HEADER_LEN};
 use crate::codec::changes::{Mark, SCHEMA};
 use crate::codec::json::{encoded_key, JsonWriter};
 use crate::codec::params::{plan, Supplied};
-use crate::codec::stream::Placeholders;
+use crate::codec::stream::{Placeholder, Placeholders, PLACEHOLDER_LEN};
 use crate::codec::value::{is_safe_integer, Arena, Value};
 use crate::codec::wire::{last_of_name, Fixups, FIX_BIGINT, FIX_BLOB_OWN};
 use crate::codec::{sql, Error, Result};
@@ -29,8 +29,7 @@ use std::ffi::CStr;
 /// Prepared statements kept per connection, most recently used first.
 const CACHE_SIZE: usize = 64;
 
-/// `(changes, lastInsertRowid)`.
-pub type Figures = (i64, i64);
+pub use super::streams::Figures;
 
 /// Fills the arena with one call's values, given the statement's parameter
 /// names (SQLite's order, `None` for a bare `?`). Returns the labels of the
@@ -57,7 +56,7 @@ struct Cached {
 /// keys once, not once per call; checked against SQLite's names on every
 /// call (a schema change re-prepares the statement and may rename them).
 #[derive(Default)]
-struct Columns {
+pub struct Columns {
     names: Vec<String>,
     /// `"name":`, for [`JsonWriter::encoded_key`].
     keys: Vec<Vec<u8>>,
@@ -119,10 +118,8 @@ pub struct Db {
     reads: Reads,
     hooks: Hooks,
     arena: Arena,
-    pub json: JsonWriter,
-    pub fixups: Fixups,
-    /// BLOB results at or above this many bytes get a buffer of their own.
-    blob_threshold: usize,
+    /// Where `query`/`queryBytes` write their rows.
+    pub rows: RowWriter,
     placeholders: Placeholders,
     /// The calls run for a `transaction()` callback: their SQL may not
     /// begin or end the transaction (see [`Db::set_transaction_callback`]).
@@ -145,9 +142,7 @@ impl Db {
             reads,
             hooks,
             arena: Arena::default(),
-            json: JsonWriter::default(),
-            fixups: Fixups::default(),
-            blob_threshold,
+            rows: RowWriter { json: JsonWriter::default(), fixups: Fixups::default(), blob_threshold },
             placeholders: Placeholders::new(seed),
             in_callback: false,
             conn,
@@ -338,23 +333,36 @@ impl Db {
     fn execute_streaming(&mut self, sql: &str, bind: &mut Bind) -> Result<Figures> {
         let mark = self.begin_savepoint(&STREAM)?;
         let run = (|| {
-            let (stmt, footprint) = streams::prepare(&self.conn, sql)?;
-            self.arena.clear();
-            let labels = bind(&parameter_names(&stmt), &mut self.arena)?;
-            let streamed = bind_arena(&self.conn, stmt.raw(), &self.arena, &mut self.placeholders, labels)?;
+            let (stmt, footprint, streamed) = self.prepare_streaming(sql, bind)?;
             let (conn, hooks) = (&self.conn, &self.hooks);
-            let ran = streams::run(conn, &footprint, &streamed, |watch| hooks.watching(watch, || conn.step_all(stmt.raw())));
-            let figures = self.conn.figures();
-            ran.map(|s| (s, figures))
+            streams::run(conn, &footprint, &streamed, false, |watch| hooks.watching(watch, || conn.step_all(stmt.raw())))
         })();
         self.arena.clear();
+        self.keep_streams(mark, run)
+    }
+
+    /// Prepares a statement with streamed values afresh, so the authorizer
+    /// sees what it reads and writes, and binds one call's values to it.
+    fn prepare_streaming(&mut self, sql: &str, bind: &mut Bind) -> Result<(Statement, Footprint, Vec<Streamed>)> {
+        let (stmt, footprint) = streams::prepare(&self.conn, sql)?;
+        self.arena.clear();
+        let labels = bind(&parameter_names(&stmt), &mut self.arena)?;
+        let streamed = bind_arena(&self.conn, stmt.raw(), &self.arena, &mut self.placeholders, labels)?;
+        Ok((stmt, footprint, streamed))
+    }
+
+    /// After a streaming statement ran in the savepoint begun at `mark`:
+    /// keeps its target cells open for [`Db::stream_write`] (the savepoint
+    /// stays open until [`Db::stream_end`]), or ends the savepoint at once
+    /// when there is nothing to write or the statement failed.
+    fn keep_streams<T>(&mut self, mark: Mark, run: Result<(Vec<Stream>, T)>) -> Result<T> {
         match run {
             // Nothing to write (the statement changed no row): done now.
-            Ok((streams, figures)) if streams.iter().all(Stream::is_empty) => self.end_savepoint(&STREAM, mark, Ok(figures)),
-            Ok((streams, figures)) => {
+            Ok((streams, value)) if streams.iter().all(Stream::is_empty) => self.end_savepoint(&STREAM, mark, Ok(value)),
+            Ok((streams, value)) => {
                 self.streams = streams;
                 self.stream_mark = mark;
-                Ok(figures)
+                Ok(value)
             }
             Err(e) => self.end_savepoint(&STREAM, mark, Err(e)),
         }
@@ -460,90 +468,65 @@ impl Db {
     }
 
     /// `query`/`queryBytes`: runs one statement and writes its rows into
-    /// `self.json` (and `self.fixups` for [`Rows::Objects`]). BLOBs at or
-    /// above the threshold go to `own`, which returns their index.
+    /// `self.rows` (its fix-ups too, for [`Rows::Objects`]). BLOBs at or
+    /// above the threshold go to `own`, which returns their index. A write
+    /// (one with `RETURNING`) takes streamed values, as `execute` does, and
+    /// returns with its target cells open (see [`Db::streaming`]).
     pub fn query(&mut self, sql: &str, bind: &mut Bind, mode: Rows, own: &mut dyn FnMut(&[u8]) -> usize) -> Result<Vec<String>> {
         self.admit(sql)?;
         let at = self
             .prepare_cached(sql)?
             .ok_or_else(|| Error::BadParam("query takes exactly one statement".into()))?;
-        let result = self.bind(at, bind).and_then(|streamed| match streamed.first() {
-            Some(s) => Err(Error::BadParam(format!("{}: a Blob or File this large streams, and only execute() takes one", s.label))),
-            None => self.write_rows(at, mode, own),
+        let result = self.bind(at, bind).and_then(|streamed| {
+            let stmt = self.cache[at].stmt.raw();
+            match streamed.first() {
+                None => {
+                    let mut cols = std::mem::take(&mut self.cache[at].columns);
+                    let names = self.rows.write(&self.conn, stmt, &mut cols, mode, own, &[]);
+                    self.cache[at].columns = cols;
+                    names.map(Some)
+                }
+                // A statement that writes nothing can only have used the
+                // value in an expression, where SQL sees its placeholder.
+                Some(s) if unsafe { ffi::sqlite3_stmt_readonly(stmt) } != 0 => Err(Error::BadParam(format!(
+                    "{}: a Blob or File of {} bytes streams into the cell a write stores it in, so a statement that writes nothing cannot take it (SQL would see a placeholder); pass it below {} bytes or as bytes",
+                    s.label,
+                    s.size,
+                    crate::codec::stream::STREAM_LIMIT
+                ))),
+                Some(_) => Ok(None),
+            }
         });
         self.release(at);
-        result
+        match result {
+            Ok(Some(names)) => Ok(names),
+            Ok(None) => self.query_streaming(sql, bind, mode, own),
+            Err(e) => Err(e),
+        }
     }
 
-    /// Steps cached statement `at` to the end, writing its rows. Returns the
-    /// column names when `query` needs them (there are fix-ups), else none.
-    fn write_rows(&mut self, at: usize, mode: Rows, own: &mut dyn FnMut(&[u8]) -> usize) -> Result<Vec<String>> {
-        let stmt = self.cache[at].stmt.raw();
-        self.json.begin_rows();
-        self.fixups.clear();
-        // Column names are read after the first step: a statement whose schema
-        // changed is re-prepared inside that step, and its names with it.
-        let mut rc = unsafe { ffi::sqlite3_step(stmt) };
-        let mut cols = std::mem::take(&mut self.cache[at].columns);
-        cols.refresh(stmt);
-        let (keys, last) = (&cols.keys, &cols.last);
-        let n = keys.len() as i32;
-        let objects = mode == Rows::Objects;
-        while rc == ffi::SQLITE_ROW {
-            let row = self.json.rows();
-            self.json.begin_row();
-            for c in 0..n {
-                self.json.encoded_key(&keys[c as usize]);
-                let fix = objects && last[c as usize];
-                unsafe {
-                    match ffi::sqlite3_column_type(stmt, c) {
-                        ffi::SQLITE_INTEGER => {
-                            let i = ffi::sqlite3_column_int64(stmt, c);
-                            if objects && !is_safe_integer(i) {
-                                self.json.integer_as_string(i);
-                                if fix {
-                                    self.fixups.push(row, c as usize, FIX_BIGINT, 0, 0);
-                                }
-                            } else {
-                                self.json.integer(i);
-                            }
-                        }
-                        ffi::SQLITE_FLOAT => self.json.real(ffi::sqlite3_column_double(stmt, c)),
-                        ffi::SQLITE_TEXT => {
-                            let p = ffi::sqlite3_column_text(stmt, c);
-                            let len = ffi::sqlite3_column_bytes(stmt, c) as usize;
-                            self.json.text(bytes(p, len));
-                        }
-                        ffi::SQLITE_BLOB => {
-                            let p = ffi::sqlite3_column_blob(stmt, c);
-                            let len = ffi::sqlite3_column_bytes(stmt, c) as usize;
-                            let b = bytes(p.cast(), len);
-                            if !objects {
-                                self.json.blob(b);
-                            } else {
-                                self.json.null();
-                                if fix && len >= self.blob_threshold {
-                                    let index = own(b);
-                                    self.fixups.push(row, c as usize, FIX_BLOB_OWN, index, 0);
-                                } else if fix {
-                                    self.fixups.inline_blob(row, c as usize, b);
-                                }
-                            }
-                        }
-                        _ => self.json.null(),
-                    }
-                }
-            }
-            self.json.end_row();
-            rc = unsafe { ffi::sqlite3_step(stmt) };
-        }
-        let names = if self.fixups.cells.is_empty() { Vec::new() } else { cols.names.clone() };
-        self.cache[at].columns = cols;
-        if rc != ffi::SQLITE_DONE {
-            return Err(self.conn.error(rc));
-        }
-        self.json.end_rows();
-        Ok(names)
+    /// A write with streamed values whose rows (`RETURNING`) are wanted:
+    /// run as `execute` runs one (see [`Db::execute_streaming`]), writing
+    /// its rows as it steps. A row that holds a placeholder is refused, and
+    /// so is a statement that reads, outside its triggers, a column a
+    /// streamed value goes into (see `streams`): its rows would show the
+    /// placeholder, not the bytes.
+    fn query_streaming(&mut self, sql: &str, bind: &mut Bind, mode: Rows, own: &mut dyn FnMut(&[u8]) -> usize) -> Result<Vec<String>> {
+        let mark = self.begin_savepoint(&STREAM)?;
+        let run = (|| {
+            let (stmt, footprint, streamed) = self.prepare_streaming(sql, bind)?;
+            let returns_rows = unsafe { ffi::sqlite3_column_count(stmt.raw()) } > 0;
+            let placeholders: Vec<Placeholder> = streamed.iter().map(|s| s.placeholder).collect();
+            let (conn, hooks, rows) = (&self.conn, &self.hooks, &mut self.rows);
+            let mut names = Vec::new();
+            let mut cols = Columns::default();
+            let (streams, _) = streams::run(conn, &footprint, &streamed, returns_rows, |watch| {
+                hooks.watching(watch, || rows.write(conn, stmt.raw(), &mut cols, mode, own, &placeholders)).map(|n| names = n)
+            })?;
+            Ok((streams, names))
+        })();
+        self.arena.clear();
+        self.keep_streams(mark, run)
     }
 
     /// `(start, length)` of a range of one stored BLOB, checked against its size.
@@ -671,6 +654,100 @@ impl Drop for Db {
         // Closing a connection rolls back its open transaction, which would
         // call the rollback hook after its listeners are gone.
         self.hooks.remove(&self.conn);
+    }
+}
+
+/// Writes the rows of `query`/`queryBytes`: the JSON text, and for
+/// [`Rows::Objects`] the fix-ups of `codec::wire`.
+pub struct RowWriter {
+    pub json: JsonWriter,
+    pub fixups: Fixups,
+    /// BLOB results at or above this many bytes get a buffer of their own.
+    blob_threshold: usize,
+}
+
+const RETURNED_PLACEHOLDER: &str = "a result column holds a streamed Blob or File's 32-byte placeholder (a parameter returned as itself), not its bytes; return the rowid or key instead (RETURNING id) and read the value with readBlob, blobStream or blobFile";
+
+impl RowWriter {
+    /// Steps `stmt` to the end, writing its rows; `cols` are its columns as
+    /// last seen. Returns the column names when `query` needs them (there
+    /// are fix-ups), else none. A BLOB that is one of `placeholders` (a
+    /// streamed value returned as such) is refused: it is not the value.
+    pub fn write(
+        &mut self,
+        conn: &Conn,
+        stmt: *mut ffi::sqlite3_stmt,
+        cols: &mut Columns,
+        mode: Rows,
+        own: &mut dyn FnMut(&[u8]) -> usize,
+        placeholders: &[Placeholder],
+    ) -> Result<Vec<String>> {
+        self.json.begin_rows();
+        self.fixups.clear();
+        // Column names are read after the first step: a statement whose schema
+        // changed is re-prepared inside that step, and its names with it.
+        let mut rc = unsafe { ffi::sqlite3_step(stmt) };
+        cols.refresh(stmt);
+        let (keys, last) = (&cols.keys, &cols.last);
+        let n = keys.len() as i32;
+        let objects = mode == Rows::Objects;
+        while rc == ffi::SQLITE_ROW {
+            let row = self.json.rows();
+            self.json.begin_row();
+            for c in 0..n {
+                self.json.encoded_key(&keys[c as usize]);
+                let fix = objects && last[c as usize];
+                unsafe {
+                    match ffi::sqlite3_column_type(stmt, c) {
+                        ffi::SQLITE_INTEGER => {
+                            let i = ffi::sqlite3_column_int64(stmt, c);
+                            if objects && !is_safe_integer(i) {
+                                self.json.integer_as_string(i);
+                                if fix {
+                                    self.fixups.push(row, c as usize, FIX_BIGINT, 0, 0);
+                                }
+                            } else {
+                                self.json.integer(i);
+                            }
+                        }
+                        ffi::SQLITE_FLOAT => self.json.real(ffi::sqlite3_column_double(stmt, c)),
+                        ffi::SQLITE_TEXT => {
+                            let p = ffi::sqlite3_column_text(stmt, c);
+                            let len = ffi::sqlite3_column_bytes(stmt, c) as usize;
+                            self.json.text(bytes(p, len));
+                        }
+                        ffi::SQLITE_BLOB => {
+                            let p = ffi::sqlite3_column_blob(stmt, c);
+                            let len = ffi::sqlite3_column_bytes(stmt, c) as usize;
+                            let b = bytes(p.cast(), len);
+                            if len == PLACEHOLDER_LEN && placeholders.iter().any(|x| x[..] == *b) {
+                                return Err(Error::BadParam(RETURNED_PLACEHOLDER.into()));
+                            }
+                            if !objects {
+                                self.json.blob(b);
+                            } else {
+                                self.json.null();
+                                if fix && len >= self.blob_threshold {
+                                    let index = own(b);
+                                    self.fixups.push(row, c as usize, FIX_BLOB_OWN, index, 0);
+                                } else if fix {
+                                    self.fixups.inline_blob(row, c as usize, b);
+                                }
+                            }
+                        }
+                        _ => self.json.null(),
+                    }
+                }
+            }
+            self.json.end_row();
+            rc = unsafe { ffi::sqlite3_step(stmt) };
+        }
+        let names = if self.fixups.cells.is_empty() { Vec::new() } else { cols.names.clone() };
+        if rc != ffi::SQLITE_DONE {
+            return Err(conn.error(rc));
+        }
+        self.json.end_rows();
+        Ok(names)
     }
 }
 
