@@ -1,33 +1,31 @@
-//! One SQLite connection as the package uses it: a statement cache keyed by
-//! SQL, a parameter arena and a JSON buffer that live as long as the
-//! connection (seed 001), and the loops behind `execute`, `query`,
-//! `queryBytes` and `executeBatch`. It takes and returns Rust values only;
+//! One SQLite connection as the package uses it: a statement cache
+//! (`cache`), a parameter arena and a JSON buffer (`rows`) that live as
+//! long as the connection (seed 001), the loops behind `execute`, `query`,
+//! `queryBytes` and `executeBatch`, and the savepoints of scripts, batches
+//! and streaming calls. It takes and returns Rust values only;
 //! `entry.rs` converts from and to JS.
 //!
 //! Every statement is reset and its bindings cleared when a call ends, on
 //! every path, so a failed call leaves nothing bound or locked behind it.
 
 use super::backup::{self, Export};
+use super::cache::{bind_arena, parameter_names, Cache};
 use super::conn::Conn;
 use super::handle::Statement;
 use super::hooks::Hooks;
 use super::reads::Reads;
+use super::rows::{Columns, RowWriter};
+pub use super::rows::Rows;
 use super::source::{self, ReadAt};
 use super::streams::{self, Footprint, Stream, Streamed};
 use super::tables;
 use crate::codec::backup::{check_header, HEADER_LEN};
 use crate::codec::changes::{Mark, SCHEMA};
-use crate::codec::json::{encoded_key, JsonWriter};
 use crate::codec::params::{plan, Supplied};
-use crate::codec::stream::{Placeholder, Placeholders, PLACEHOLDER_LEN};
-use crate::codec::value::{is_safe_integer, Arena, Value};
-use crate::codec::wire::{last_of_name, Fixups, FIX_BIGINT, FIX_BLOB_OWN};
+use crate::codec::stream::{Placeholder, Placeholders};
+use crate::codec::value::Arena;
 use crate::codec::{sql, Error, Result};
 use sqlite_wasm_rs as ffi;
-use std::ffi::CStr;
-
-/// Prepared statements kept per connection, most recently used first.
-const CACHE_SIZE: usize = 64;
 
 pub use super::streams::Figures;
 
@@ -41,56 +39,6 @@ pub type BindSet<'a> = dyn FnMut(usize, &[Option<String>], &mut Arena) -> Result
 
 const ONE_STATEMENT: &str = "with parameters, execute takes exactly one statement (run a script without parameters)";
 
-struct Cached {
-    sql: String,
-    stmt: Statement,
-    /// Parameter names in SQLite's order (`None` for a bare `?`).
-    names: Vec<Option<String>>,
-    /// Result columns as last seen, with their encoded JSON keys.
-    columns: Columns,
-    /// DDL (see [`sql::changes_schema`]).
-    changes_schema: bool,
-}
-
-/// A statement's result columns, kept between calls so a query encodes its
-/// keys once, not once per call; checked against SQLite's names on every
-/// call (a schema change re-prepares the statement and may rename them).
-#[derive(Default)]
-pub struct Columns {
-    names: Vec<String>,
-    /// `"name":`, for [`JsonWriter::encoded_key`].
-    keys: Vec<Vec<u8>>,
-    /// Whether each column is the last of its name (see `last_of_name`).
-    last: Vec<bool>,
-}
-
-impl Columns {
-    /// Brings the cached names up to date with `stmt` (after its first step).
-    fn refresh(&mut self, stmt: *mut ffi::sqlite3_stmt) {
-        let n = unsafe { ffi::sqlite3_column_count(stmt) } as usize;
-        let name = |i: usize| unsafe {
-            let p = ffi::sqlite3_column_name(stmt, i as i32);
-            if p.is_null() {
-                &[][..]
-            } else {
-                CStr::from_ptr(p).to_bytes()
-            }
-        };
-        if self.names.len() == n && (0..n).all(|i| self.names[i].as_bytes() == name(i)) {
-            return;
-        }
-        self.names = (0..n).map(|i| String::from_utf8_lossy(name(i)).into_owned()).collect();
-        self.keys = self.names.iter().map(|k| encoded_key(k.as_bytes())).collect();
-        self.last = last_of_name(&self.names);
-    }
-}
-
-/// How `query` rows leave: as `queryBytes` JSON, or with fix-ups for `query`.
-#[derive(Clone, Copy, PartialEq)]
-pub enum Rows {
-    Bytes,
-    Objects,
-}
 
 /// A savepoint's three statements, written out once each.
 struct Savepoint {
@@ -106,7 +54,7 @@ const STREAM: Savepoint = Savepoint { begin: "SAVEPOINT resq_stream", release: "
 // Field order is drop order: statements and blob handles before the
 // connection. The hooks are removed first, by `Drop`.
 pub struct Db {
-    cache: Vec<Cached>,
+    cache: Cache,
     /// Target cells of a streaming `execute`, between its statement and
     /// [`Db::stream_end`].
     streams: Vec<Stream>,
@@ -135,14 +83,14 @@ impl Db {
         let reads = Reads::new();
         let hooks = Hooks::install(&conn, reads.sessions());
         let mut db = Db {
-            cache: Vec::new(),
+            cache: Cache::default(),
             streams: Vec::new(),
             stream_mark: Mark::default(),
             export: None,
             reads,
             hooks,
             arena: Arena::default(),
-            rows: RowWriter { json: JsonWriter::default(), fixups: Fixups::default(), blob_threshold },
+            rows: RowWriter::new(blob_threshold),
             placeholders: Placeholders::new(seed),
             in_callback: false,
             conn,
@@ -159,28 +107,6 @@ impl Db {
             db.exec_simple(pragma)?;
         }
         Ok(db)
-    }
-
-    /// A cached statement for exactly one statement of SQL. `Ok(None)` when
-    /// the SQL holds more than one (a script), `BadParam` when it holds none.
-    fn prepare_cached(&mut self, sql: &str) -> Result<Option<usize>> {
-        if let Some(i) = self.cache.iter().position(|c| c.sql == sql) {
-            let hit = self.cache.remove(i);
-            self.cache.insert(0, hit);
-            return Ok(Some(0));
-        }
-        let (stmt, tail) = self.conn.prepare(sql, ffi::SQLITE_PREPARE_PERSISTENT)?;
-        let Some(stmt) = stmt else {
-            return Err(Error::BadParam("the SQL holds no statement".into()));
-        };
-        if !sql::is_blank(tail) {
-            return Ok(None);
-        }
-        let names = parameter_names(&stmt);
-        self.cache.truncate(CACHE_SIZE - 1);
-        let changes_schema = sql::changes_schema(sql);
-        self.cache.insert(0, Cached { sql: sql.to_owned(), stmt, names, columns: Columns::default(), changes_schema });
-        Ok(Some(0))
     }
 
     /// Binds one call's values to cached statement `at` (see [`Bind`]),
@@ -215,7 +141,7 @@ impl Db {
 
     /// Runs one parameterless statement (savepoints, pragmas).
     fn exec_simple(&mut self, sql: &str) -> Result<()> {
-        let at = self.prepare_cached(sql)?.ok_or_else(|| Error::BadParam("one statement expected".into()))?;
+        let at = self.cache.prepare(&self.conn, sql)?.ok_or_else(|| Error::BadParam("one statement expected".into()))?;
         let r = self.conn.step_all(self.cache[at].stmt.raw());
         self.release(at);
         r
@@ -294,7 +220,7 @@ impl Db {
     /// [`Db::stream_end`] (see [`Db::streaming`]).
     pub fn execute(&mut self, sql: &str, bind: Option<&mut Bind>) -> Result<Figures> {
         self.admit(sql)?;
-        let at = match self.prepare_cached(sql) {
+        let at = match self.cache.prepare(&self.conn, sql) {
             Ok(Some(at)) => at,
             Ok(None) if bind.is_none() => return self.exec_script(sql),
             Ok(None) => return Err(Error::BadParam(ONE_STATEMENT.into())),
@@ -446,7 +372,8 @@ impl Db {
             // Prepared after the savepoint statement: nothing below touches
             // the cache again, so `at` stays valid for every set.
             let at = db
-                .prepare_cached(sql)?
+                .cache
+                .prepare(&db.conn, sql)?
                 .ok_or_else(|| Error::BadParam("executeBatch takes exactly one statement".into()))?;
             let mut changes = 0i64;
             for n in 0..sets {
@@ -475,7 +402,8 @@ impl Db {
     pub fn query(&mut self, sql: &str, bind: &mut Bind, mode: Rows, own: &mut dyn FnMut(&[u8]) -> usize) -> Result<Vec<String>> {
         self.admit(sql)?;
         let at = self
-            .prepare_cached(sql)?
+            .cache
+            .prepare(&self.conn, sql)?
             .ok_or_else(|| Error::BadParam("query takes exactly one statement".into()))?;
         let result = self.bind(at, bind).and_then(|streamed| {
             let stmt = self.cache[at].stmt.raw();
@@ -654,160 +582,5 @@ impl Drop for Db {
         // Closing a connection rolls back its open transaction, which would
         // call the rollback hook after its listeners are gone.
         self.hooks.remove(&self.conn);
-    }
-}
-
-/// Writes the rows of `query`/`queryBytes`: the JSON text, and for
-/// [`Rows::Objects`] the fix-ups of `codec::wire`.
-pub struct RowWriter {
-    pub json: JsonWriter,
-    pub fixups: Fixups,
-    /// BLOB results at or above this many bytes get a buffer of their own.
-    blob_threshold: usize,
-}
-
-const RETURNED_PLACEHOLDER: &str = "a result column holds a streamed Blob or File's 32-byte placeholder (a parameter returned as itself), not its bytes; return the rowid or key instead (RETURNING id) and read the value with readBlob, blobStream or blobFile";
-
-impl RowWriter {
-    /// Steps `stmt` to the end, writing its rows; `cols` are its columns as
-    /// last seen. Returns the column names when `query` needs them (there
-    /// are fix-ups), else none. A BLOB that is one of `placeholders` (a
-    /// streamed value returned as such) is refused: it is not the value.
-    pub fn write(
-        &mut self,
-        conn: &Conn,
-        stmt: *mut ffi::sqlite3_stmt,
-        cols: &mut Columns,
-        mode: Rows,
-        own: &mut dyn FnMut(&[u8]) -> usize,
-        placeholders: &[Placeholder],
-    ) -> Result<Vec<String>> {
-        self.json.begin_rows();
-        self.fixups.clear();
-        // Column names are read after the first step: a statement whose schema
-        // changed is re-prepared inside that step, and its names with it.
-        let mut rc = unsafe { ffi::sqlite3_step(stmt) };
-        cols.refresh(stmt);
-        let (keys, last) = (&cols.keys, &cols.last);
-        let n = keys.len() as i32;
-        let objects = mode == Rows::Objects;
-        while rc == ffi::SQLITE_ROW {
-            let row = self.json.rows();
-            self.json.begin_row();
-            for c in 0..n {
-                self.json.encoded_key(&keys[c as usize]);
-                let fix = objects && last[c as usize];
-                unsafe {
-                    match ffi::sqlite3_column_type(stmt, c) {
-                        ffi::SQLITE_INTEGER => {
-                            let i = ffi::sqlite3_column_int64(stmt, c);
-                            if objects && !is_safe_integer(i) {
-                                self.json.integer_as_string(i);
-                                if fix {
-                                    self.fixups.push(row, c as usize, FIX_BIGINT, 0, 0);
-                                }
-                            } else {
-                                self.json.integer(i);
-                            }
-                        }
-                        ffi::SQLITE_FLOAT => self.json.real(ffi::sqlite3_column_double(stmt, c)),
-                        ffi::SQLITE_TEXT => {
-                            let p = ffi::sqlite3_column_text(stmt, c);
-                            let len = ffi::sqlite3_column_bytes(stmt, c) as usize;
-                            self.json.text(bytes(p, len));
-                        }
-                        ffi::SQLITE_BLOB => {
-                            let p = ffi::sqlite3_column_blob(stmt, c);
-                            let len = ffi::sqlite3_column_bytes(stmt, c) as usize;
-                            let b = bytes(p.cast(), len);
-                            if len == PLACEHOLDER_LEN && placeholders.iter().any(|x| x[..] == *b) {
-                                return Err(Error::BadParam(RETURNED_PLACEHOLDER.into()));
-                            }
-                            if !objects {
-                                self.json.blob(b);
-                            } else {
-                                self.json.null();
-                                if fix && len >= self.blob_threshold {
-                                    let index = own(b);
-                                    self.fixups.push(row, c as usize, FIX_BLOB_OWN, index, 0);
-                                } else if fix {
-                                    self.fixups.inline_blob(row, c as usize, b);
-                                }
-                            }
-                        }
-                        _ => self.json.null(),
-                    }
-                }
-            }
-            self.json.end_row();
-            rc = unsafe { ffi::sqlite3_step(stmt) };
-        }
-        let names = if self.fixups.cells.is_empty() { Vec::new() } else { cols.names.clone() };
-        if rc != ffi::SQLITE_DONE {
-            return Err(conn.error(rc));
-        }
-        self.json.end_rows();
-        Ok(names)
-    }
-}
-
-/// Binds the arena's values to `stmt`; a `Value::Streamed` gets a fresh
-/// placeholder and joins the returned list, labelled from `labels` in order.
-fn bind_arena(conn: &Conn, stmt: *mut ffi::sqlite3_stmt, arena: &Arena, placeholders: &mut Placeholders, labels: Vec<String>) -> Result<Vec<Streamed>> {
-    let mut labels = labels.into_iter();
-    let mut streamed = Vec::new();
-    for (i, v) in arena.values().iter().enumerate() {
-        let i = i as i32 + 1;
-        // SQLITE_STATIC: the arena outlives the step; bindings are cleared
-        // before the arena is reused.
-        let rc = unsafe {
-            match *v {
-                Value::Null => ffi::sqlite3_bind_null(stmt, i),
-                Value::Integer(n) => ffi::sqlite3_bind_int64(stmt, i, n),
-                Value::Real(f) => ffi::sqlite3_bind_double(stmt, i, f),
-                Value::Text(s) => {
-                    let b = arena.bytes(s);
-                    ffi::sqlite3_bind_text64(stmt, i, b.as_ptr().cast(), b.len() as u64, ffi::SQLITE_STATIC(), ffi::SQLITE_UTF8 as u8)
-                }
-                Value::Blob(s) => {
-                    let b = arena.bytes(s);
-                    if b.is_empty() {
-                        // A null pointer would bind NULL; an empty BLOB is a zeroblob(0).
-                        ffi::sqlite3_bind_zeroblob64(stmt, i, 0)
-                    } else {
-                        ffi::sqlite3_bind_blob64(stmt, i, b.as_ptr().cast(), b.len() as u64, ffi::SQLITE_STATIC())
-                    }
-                }
-                Value::Streamed(size) => {
-                    let placeholder = placeholders.fresh();
-                    let label = labels.next().unwrap_or_else(|| format!("parameter {i}"));
-                    streamed.push(Streamed { label, size, placeholder });
-                    ffi::sqlite3_bind_blob64(stmt, i, placeholder.as_ptr().cast(), placeholder.len() as u64, ffi::SQLITE_TRANSIENT())
-                }
-            }
-        };
-        if rc != ffi::SQLITE_OK {
-            return Err(conn.error(rc));
-        }
-    }
-    Ok(streamed)
-}
-
-fn parameter_names(stmt: &Statement) -> Vec<Option<String>> {
-    let count = unsafe { ffi::sqlite3_bind_parameter_count(stmt.raw()) };
-    (1..=count)
-        .map(|i| unsafe {
-            let p = ffi::sqlite3_bind_parameter_name(stmt.raw(), i);
-            (!p.is_null()).then(|| CStr::from_ptr(p).to_string_lossy().into_owned())
-        })
-        .collect()
-}
-
-/// SQLite returns a null pointer for empty TEXT/BLOB values.
-unsafe fn bytes<'a>(p: *const u8, len: usize) -> &'a [u8] {
-    if p.is_null() || len == 0 {
-        &[]
-    } else {
-        std::slice::from_raw_parts(p, len)
     }
 }
