@@ -21,6 +21,7 @@ pub mod hash;
 pub mod json;
 pub mod name;
 pub mod params;
+pub mod schema;
 pub mod sql;
 pub mod stream;
 pub mod value;

@@ -166,6 +166,22 @@ impl Conn {
         }
     }
 
+    /// Runs internal SQL that returns one BLOB and hands its bytes to `f`
+    /// (empty for NULL); no row is `RESQ_NOT_FOUND`.
+    pub fn blob(&self, sql: &str, bind: impl FnOnce(*mut ffi::sqlite3_stmt), f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        let stmt = self.prepare(sql, 0)?.0.ok_or_else(|| Error::BadParam("internal SQL holds no statement".into()))?;
+        bind(stmt.raw());
+        match unsafe { ffi::sqlite3_step(stmt.raw()) } {
+            ffi::SQLITE_ROW => unsafe {
+                let p = ffi::sqlite3_column_blob(stmt.raw(), 0) as *const u8;
+                let n = ffi::sqlite3_column_bytes(stmt.raw(), 0) as usize;
+                f(if p.is_null() || n == 0 { &[] } else { std::slice::from_raw_parts(p, n) })
+            },
+            ffi::SQLITE_DONE => Err(Error::NotFound("the row is gone".into())),
+            rc => Err(self.error(rc)),
+        }
+    }
+
     /// The text column of every row of internal SQL (names from a pragma).
     pub fn texts(&self, sql: &str, bind: impl FnOnce(*mut ffi::sqlite3_stmt)) -> Result<Vec<String>> {
         let stmt = self.prepare(sql, 0)?.0.ok_or_else(|| Error::BadParam("internal SQL holds no statement".into()))?;

@@ -84,7 +84,7 @@ pub fn bind_params(params: &Params, names: &[Option<String>], arena: &mut Arena,
         let v = params.get(slot.value);
         if let Some(blob) = v.dyn_ref::<Blob>() {
             let Some(blobs) = blobs.as_deref_mut() else {
-                return Err(Error::BadParam(format!("{}: a Blob or File is taken by execute(); read it into a Uint8Array for this call", label())));
+                return Err(Error::BadParam(format!("{}: a Blob or File of 4 MB or more streams into the cell a write stores it in, which this call cannot do (execute, query and queryBytes can); read it into a Uint8Array for this call", label())));
             };
             arena.push(Value::Streamed(blob.size() as u64));
             blobs.push(blob.clone());

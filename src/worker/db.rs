@@ -1,36 +1,33 @@
-//! One SQLite connection as the package uses it: a statement cache keyed by
-//! SQL, a parameter arena and a JSON buffer that live as long as the
-//! connection (seed 001), and the loops behind `execute`, `query`,
-//! `queryBytes` and `executeBatch`. It takes and returns Rust values only;
+//! One SQLite connection as the package uses it: a statement cache
+//! (`cache`), a parameter arena and a JSON buffer (`rows`) that live as
+//! long as the connection (seed 001), the loops behind `execute`, `query`,
+//! `queryBytes` and `executeBatch`, and the savepoints of scripts, batches
+//! and streaming calls. It takes and returns Rust values only;
 //! `entry.rs` converts from and to JS.
 //!
 //! Every statement is reset and its bindings cleared when a call ends, on
 //! every path, so a failed call leaves nothing bound or locked behind it.
 
 use super::backup::{self, Export};
+use super::cache::{bind_arena, parameter_names, Cache};
 use super::conn::Conn;
 use super::handle::Statement;
 use super::hooks::Hooks;
 use super::reads::Reads;
+use super::rows::{Columns, RowWriter};
+pub use super::rows::Rows;
 use super::source::{self, ReadAt};
-use super::streams::{self, Stream, Streamed};
+use super::streams::{self, Footprint, Stream, Streamed};
 use super::tables;
 use crate::codec::backup::{check_header, HEADER_LEN};
 use crate::codec::changes::{Mark, SCHEMA};
-use crate::codec::json::{encoded_key, JsonWriter};
 use crate::codec::params::{plan, Supplied};
-use crate::codec::stream::Placeholders;
-use crate::codec::value::{is_safe_integer, Arena, Value};
-use crate::codec::wire::{last_of_name, Fixups, FIX_BIGINT, FIX_BLOB_OWN};
+use crate::codec::stream::{Placeholder, Placeholders};
+use crate::codec::value::Arena;
 use crate::codec::{sql, Error, Result};
 use sqlite_wasm_rs as ffi;
-use std::ffi::CStr;
 
-/// Prepared statements kept per connection, most recently used first.
-const CACHE_SIZE: usize = 64;
-
-/// `(changes, lastInsertRowid)`.
-pub type Figures = (i64, i64);
+pub use super::streams::Figures;
 
 /// Fills the arena with one call's values, given the statement's parameter
 /// names (SQLite's order, `None` for a bare `?`). Returns the labels of the
@@ -42,56 +39,6 @@ pub type BindSet<'a> = dyn FnMut(usize, &[Option<String>], &mut Arena) -> Result
 
 const ONE_STATEMENT: &str = "with parameters, execute takes exactly one statement (run a script without parameters)";
 
-struct Cached {
-    sql: String,
-    stmt: Statement,
-    /// Parameter names in SQLite's order (`None` for a bare `?`).
-    names: Vec<Option<String>>,
-    /// Result columns as last seen, with their encoded JSON keys.
-    columns: Columns,
-    /// DDL (see [`sql::changes_schema`]).
-    changes_schema: bool,
-}
-
-/// A statement's result columns, kept between calls so a query encodes its
-/// keys once, not once per call; checked against SQLite's names on every
-/// call (a schema change re-prepares the statement and may rename them).
-#[derive(Default)]
-struct Columns {
-    names: Vec<String>,
-    /// `"name":`, for [`JsonWriter::encoded_key`].
-    keys: Vec<Vec<u8>>,
-    /// Whether each column is the last of its name (see `last_of_name`).
-    last: Vec<bool>,
-}
-
-impl Columns {
-    /// Brings the cached names up to date with `stmt` (after its first step).
-    fn refresh(&mut self, stmt: *mut ffi::sqlite3_stmt) {
-        let n = unsafe { ffi::sqlite3_column_count(stmt) } as usize;
-        let name = |i: usize| unsafe {
-            let p = ffi::sqlite3_column_name(stmt, i as i32);
-            if p.is_null() {
-                &[][..]
-            } else {
-                CStr::from_ptr(p).to_bytes()
-            }
-        };
-        if self.names.len() == n && (0..n).all(|i| self.names[i].as_bytes() == name(i)) {
-            return;
-        }
-        self.names = (0..n).map(|i| String::from_utf8_lossy(name(i)).into_owned()).collect();
-        self.keys = self.names.iter().map(|k| encoded_key(k.as_bytes())).collect();
-        self.last = last_of_name(&self.names);
-    }
-}
-
-/// How `query` rows leave: as `queryBytes` JSON, or with fix-ups for `query`.
-#[derive(Clone, Copy, PartialEq)]
-pub enum Rows {
-    Bytes,
-    Objects,
-}
 
 /// A savepoint's three statements, written out once each.
 pub struct Savepoint {
@@ -107,7 +54,7 @@ const STREAM: Savepoint = Savepoint { begin: "SAVEPOINT resq_stream", release: "
 // Field order is drop order: statements and blob handles before the
 // connection. The hooks are removed first, by `Drop`.
 pub struct Db {
-    cache: Vec<Cached>,
+    cache: Cache,
     /// Target cells of a streaming `execute`, between its statement and
     /// [`Db::stream_end`].
     streams: Vec<Stream>,
@@ -119,10 +66,8 @@ pub struct Db {
     reads: Reads,
     hooks: Hooks,
     arena: Arena,
-    pub json: JsonWriter,
-    pub fixups: Fixups,
-    /// BLOB results at or above this many bytes get a buffer of their own.
-    blob_threshold: usize,
+    /// Where `query`/`queryBytes` write their rows.
+    pub rows: RowWriter,
     placeholders: Placeholders,
     /// The calls run for a `transaction()` callback: their SQL may not
     /// begin or end the transaction (see [`Db::set_transaction_callback`]).
@@ -138,16 +83,14 @@ impl Db {
         let reads = Reads::new();
         let hooks = Hooks::install(&conn, reads.sessions());
         let mut db = Db {
-            cache: Vec::new(),
+            cache: Cache::default(),
             streams: Vec::new(),
             stream_mark: Mark::default(),
             export: None,
             reads,
             hooks,
             arena: Arena::default(),
-            json: JsonWriter::default(),
-            fixups: Fixups::default(),
-            blob_threshold,
+            rows: RowWriter::new(blob_threshold),
             placeholders: Placeholders::new(seed),
             in_callback: false,
             conn,
@@ -164,28 +107,6 @@ impl Db {
             db.exec_simple(pragma)?;
         }
         Ok(db)
-    }
-
-    /// A cached statement for exactly one statement of SQL. `Ok(None)` when
-    /// the SQL holds more than one (a script), `BadParam` when it holds none.
-    fn prepare_cached(&mut self, sql: &str) -> Result<Option<usize>> {
-        if let Some(i) = self.cache.iter().position(|c| c.sql == sql) {
-            let hit = self.cache.remove(i);
-            self.cache.insert(0, hit);
-            return Ok(Some(0));
-        }
-        let (stmt, tail) = self.conn.prepare(sql, ffi::SQLITE_PREPARE_PERSISTENT)?;
-        let Some(stmt) = stmt else {
-            return Err(Error::BadParam("the SQL holds no statement".into()));
-        };
-        if !sql::is_blank(tail) {
-            return Ok(None);
-        }
-        let names = parameter_names(&stmt);
-        self.cache.truncate(CACHE_SIZE - 1);
-        let changes_schema = sql::changes_schema(sql);
-        self.cache.insert(0, Cached { sql: sql.to_owned(), stmt, names, columns: Columns::default(), changes_schema });
-        Ok(Some(0))
     }
 
     /// Binds one call's values to cached statement `at` (see [`Bind`]),
@@ -220,7 +141,7 @@ impl Db {
 
     /// Runs one parameterless statement (savepoints, pragmas).
     fn exec_simple(&mut self, sql: &str) -> Result<()> {
-        let at = self.prepare_cached(sql)?.ok_or_else(|| Error::BadParam("one statement expected".into()))?;
+        let at = self.cache.prepare(&self.conn, sql)?.ok_or_else(|| Error::BadParam("one statement expected".into()))?;
         let r = self.conn.step_all(self.cache[at].stmt.raw());
         self.release(at);
         r
@@ -304,7 +225,7 @@ impl Db {
     /// [`Db::stream_end`] (see [`Db::streaming`]).
     pub fn execute(&mut self, sql: &str, bind: Option<&mut Bind>) -> Result<Figures> {
         self.admit(sql)?;
-        let at = match self.prepare_cached(sql) {
+        let at = match self.cache.prepare(&self.conn, sql) {
             Ok(Some(at)) => at,
             Ok(None) if bind.is_none() => return self.exec_script(sql),
             Ok(None) => return Err(Error::BadParam(ONE_STATEMENT.into())),
@@ -343,23 +264,36 @@ impl Db {
     fn execute_streaming(&mut self, sql: &str, bind: &mut Bind) -> Result<Figures> {
         let mark = self.begin_savepoint(&STREAM)?;
         let run = (|| {
-            let (stmt, footprint) = streams::prepare(&self.conn, sql)?;
-            self.arena.clear();
-            let labels = bind(&parameter_names(&stmt), &mut self.arena)?;
-            let streamed = bind_arena(&self.conn, stmt.raw(), &self.arena, &mut self.placeholders, labels)?;
+            let (stmt, footprint, streamed) = self.prepare_streaming(sql, bind)?;
             let (conn, hooks) = (&self.conn, &self.hooks);
-            let ran = streams::run(conn, &footprint, &streamed, |watch| hooks.watching(watch, || conn.step_all(stmt.raw())));
-            let figures = self.conn.figures();
-            ran.map(|s| (s, figures))
+            streams::run(conn, &footprint, &streamed, false, |watch| hooks.watching(watch, || conn.step_all(stmt.raw())))
         })();
         self.arena.clear();
+        self.keep_streams(mark, run)
+    }
+
+    /// Prepares a statement with streamed values afresh, so the authorizer
+    /// sees what it reads and writes, and binds one call's values to it.
+    fn prepare_streaming(&mut self, sql: &str, bind: &mut Bind) -> Result<(Statement, Footprint, Vec<Streamed>)> {
+        let (stmt, footprint) = streams::prepare(&self.conn, sql)?;
+        self.arena.clear();
+        let labels = bind(&parameter_names(&stmt), &mut self.arena)?;
+        let streamed = bind_arena(&self.conn, stmt.raw(), &self.arena, &mut self.placeholders, labels)?;
+        Ok((stmt, footprint, streamed))
+    }
+
+    /// After a streaming statement ran in the savepoint begun at `mark`:
+    /// keeps its target cells open for [`Db::stream_write`] (the savepoint
+    /// stays open until [`Db::stream_end`]), or ends the savepoint at once
+    /// when there is nothing to write or the statement failed.
+    fn keep_streams<T>(&mut self, mark: Mark, run: Result<(Vec<Stream>, T)>) -> Result<T> {
         match run {
             // Nothing to write (the statement changed no row): done now.
-            Ok((streams, figures)) if streams.iter().all(Stream::is_empty) => self.end_savepoint(&STREAM, mark, Ok(figures)),
-            Ok((streams, figures)) => {
+            Ok((streams, value)) if streams.iter().all(Stream::is_empty) => self.end_savepoint(&STREAM, mark, Ok(value)),
+            Ok((streams, value)) => {
                 self.streams = streams;
                 self.stream_mark = mark;
-                Ok(figures)
+                Ok(value)
             }
             Err(e) => self.end_savepoint(&STREAM, mark, Err(e)),
         }
@@ -443,7 +377,8 @@ impl Db {
             // Prepared after the savepoint statement: nothing below touches
             // the cache again, so `at` stays valid for every set.
             let at = db
-                .prepare_cached(sql)?
+                .cache
+                .prepare(&db.conn, sql)?
                 .ok_or_else(|| Error::BadParam("executeBatch takes exactly one statement".into()))?;
             let mut changes = 0i64;
             for n in 0..sets {
@@ -465,90 +400,66 @@ impl Db {
     }
 
     /// `query`/`queryBytes`: runs one statement and writes its rows into
-    /// `self.json` (and `self.fixups` for [`Rows::Objects`]). BLOBs at or
-    /// above the threshold go to `own`, which returns their index.
+    /// `self.rows` (its fix-ups too, for [`Rows::Objects`]). BLOBs at or
+    /// above the threshold go to `own`, which returns their index. A write
+    /// (one with `RETURNING`) takes streamed values, as `execute` does, and
+    /// returns with its target cells open (see [`Db::streaming`]).
     pub fn query(&mut self, sql: &str, bind: &mut Bind, mode: Rows, own: &mut dyn FnMut(&[u8]) -> usize) -> Result<Vec<String>> {
         self.admit(sql)?;
         let at = self
-            .prepare_cached(sql)?
+            .cache
+            .prepare(&self.conn, sql)?
             .ok_or_else(|| Error::BadParam("query takes exactly one statement".into()))?;
-        let result = self.bind(at, bind).and_then(|streamed| match streamed.first() {
-            Some(s) => Err(Error::BadParam(format!("{}: a Blob or File this large streams, and only execute() takes one", s.label))),
-            None => self.write_rows(at, mode, own),
+        let result = self.bind(at, bind).and_then(|streamed| {
+            let stmt = self.cache[at].stmt.raw();
+            match streamed.first() {
+                None => {
+                    let mut cols = std::mem::take(&mut self.cache[at].columns);
+                    let names = self.rows.write(&self.conn, stmt, &mut cols, mode, own, &[]);
+                    self.cache[at].columns = cols;
+                    names.map(Some)
+                }
+                // A statement that writes nothing can only have used the
+                // value in an expression, where SQL sees its placeholder.
+                Some(s) if unsafe { ffi::sqlite3_stmt_readonly(stmt) } != 0 => Err(Error::BadParam(format!(
+                    "{}: a Blob or File of {} bytes streams into the cell a write stores it in, so a statement that writes nothing cannot take it (SQL would see a placeholder); pass it below {} bytes or as bytes",
+                    s.label,
+                    s.size,
+                    crate::codec::stream::STREAM_LIMIT
+                ))),
+                Some(_) => Ok(None),
+            }
         });
         self.release(at);
-        result
+        match result {
+            Ok(Some(names)) => Ok(names),
+            Ok(None) => self.query_streaming(sql, bind, mode, own),
+            Err(e) => Err(e),
+        }
     }
 
-    /// Steps cached statement `at` to the end, writing its rows. Returns the
-    /// column names when `query` needs them (there are fix-ups), else none.
-    fn write_rows(&mut self, at: usize, mode: Rows, own: &mut dyn FnMut(&[u8]) -> usize) -> Result<Vec<String>> {
-        let stmt = self.cache[at].stmt.raw();
-        self.json.begin_rows();
-        self.fixups.clear();
-        // Column names are read after the first step: a statement whose schema
-        // changed is re-prepared inside that step, and its names with it.
-        let mut rc = unsafe { ffi::sqlite3_step(stmt) };
-        let mut cols = std::mem::take(&mut self.cache[at].columns);
-        cols.refresh(stmt);
-        let (keys, last) = (&cols.keys, &cols.last);
-        let n = keys.len() as i32;
-        let objects = mode == Rows::Objects;
-        while rc == ffi::SQLITE_ROW {
-            let row = self.json.rows();
-            self.json.begin_row();
-            for c in 0..n {
-                self.json.encoded_key(&keys[c as usize]);
-                let fix = objects && last[c as usize];
-                unsafe {
-                    match ffi::sqlite3_column_type(stmt, c) {
-                        ffi::SQLITE_INTEGER => {
-                            let i = ffi::sqlite3_column_int64(stmt, c);
-                            if objects && !is_safe_integer(i) {
-                                self.json.integer_as_string(i);
-                                if fix {
-                                    self.fixups.push(row, c as usize, FIX_BIGINT, 0, 0);
-                                }
-                            } else {
-                                self.json.integer(i);
-                            }
-                        }
-                        ffi::SQLITE_FLOAT => self.json.real(ffi::sqlite3_column_double(stmt, c)),
-                        ffi::SQLITE_TEXT => {
-                            let p = ffi::sqlite3_column_text(stmt, c);
-                            let len = ffi::sqlite3_column_bytes(stmt, c) as usize;
-                            self.json.text(bytes(p, len));
-                        }
-                        ffi::SQLITE_BLOB => {
-                            let p = ffi::sqlite3_column_blob(stmt, c);
-                            let len = ffi::sqlite3_column_bytes(stmt, c) as usize;
-                            let b = bytes(p.cast(), len);
-                            if !objects {
-                                self.json.blob(b);
-                            } else {
-                                self.json.null();
-                                if fix && len >= self.blob_threshold {
-                                    let index = own(b);
-                                    self.fixups.push(row, c as usize, FIX_BLOB_OWN, index, 0);
-                                } else if fix {
-                                    self.fixups.inline_blob(row, c as usize, b);
-                                }
-                            }
-                        }
-                        _ => self.json.null(),
-                    }
-                }
-            }
-            self.json.end_row();
-            rc = unsafe { ffi::sqlite3_step(stmt) };
-        }
-        let names = if self.fixups.cells.is_empty() { Vec::new() } else { cols.names.clone() };
-        self.cache[at].columns = cols;
-        if rc != ffi::SQLITE_DONE {
-            return Err(self.conn.error(rc));
-        }
-        self.json.end_rows();
-        Ok(names)
+    /// A write with streamed values whose rows (`RETURNING`) are wanted:
+    /// run as `execute` runs one (see [`Db::execute_streaming`]), writing
+    /// its rows as it steps. A row that holds a placeholder is refused, and
+    /// so is a statement that reads, outside its triggers, a column a
+    /// streamed value goes into (see `streams`): its rows would show the
+    /// placeholder, not the bytes.
+    fn query_streaming(&mut self, sql: &str, bind: &mut Bind, mode: Rows, own: &mut dyn FnMut(&[u8]) -> usize) -> Result<Vec<String>> {
+        let mark = self.begin_savepoint(&STREAM)?;
+        let run = (|| {
+            let (stmt, footprint, streamed) = self.prepare_streaming(sql, bind)?;
+            let returns_rows = unsafe { ffi::sqlite3_column_count(stmt.raw()) } > 0;
+            let placeholders: Vec<Placeholder> = streamed.iter().map(|s| s.placeholder).collect();
+            let (conn, hooks, rows) = (&self.conn, &self.hooks, &mut self.rows);
+            let mut names = Vec::new();
+            let mut cols = Columns::default();
+            let (streams, _) = streams::run(conn, &footprint, &streamed, returns_rows, |watch| {
+                hooks.watching(watch, || rows.write(conn, stmt.raw(), &mut cols, mode, own, &placeholders)).map(|n| names = n)
+            })?;
+            Ok((streams, names))
+        })();
+        self.arena.clear();
+        self.keep_streams(mark, run)
     }
 
     /// `(start, length)` of a range of one stored BLOB, checked against its size.
@@ -676,66 +587,5 @@ impl Drop for Db {
         // Closing a connection rolls back its open transaction, which would
         // call the rollback hook after its listeners are gone.
         self.hooks.remove(&self.conn);
-    }
-}
-
-/// Binds the arena's values to `stmt`; a `Value::Streamed` gets a fresh
-/// placeholder and joins the returned list, labelled from `labels` in order.
-fn bind_arena(conn: &Conn, stmt: *mut ffi::sqlite3_stmt, arena: &Arena, placeholders: &mut Placeholders, labels: Vec<String>) -> Result<Vec<Streamed>> {
-    let mut labels = labels.into_iter();
-    let mut streamed = Vec::new();
-    for (i, v) in arena.values().iter().enumerate() {
-        let i = i as i32 + 1;
-        // SQLITE_STATIC: the arena outlives the step; bindings are cleared
-        // before the arena is reused.
-        let rc = unsafe {
-            match *v {
-                Value::Null => ffi::sqlite3_bind_null(stmt, i),
-                Value::Integer(n) => ffi::sqlite3_bind_int64(stmt, i, n),
-                Value::Real(f) => ffi::sqlite3_bind_double(stmt, i, f),
-                Value::Text(s) => {
-                    let b = arena.bytes(s);
-                    ffi::sqlite3_bind_text64(stmt, i, b.as_ptr().cast(), b.len() as u64, ffi::SQLITE_STATIC(), ffi::SQLITE_UTF8 as u8)
-                }
-                Value::Blob(s) => {
-                    let b = arena.bytes(s);
-                    if b.is_empty() {
-                        // A null pointer would bind NULL; an empty BLOB is a zeroblob(0).
-                        ffi::sqlite3_bind_zeroblob64(stmt, i, 0)
-                    } else {
-                        ffi::sqlite3_bind_blob64(stmt, i, b.as_ptr().cast(), b.len() as u64, ffi::SQLITE_STATIC())
-                    }
-                }
-                Value::Streamed(size) => {
-                    let placeholder = placeholders.fresh();
-                    let label = labels.next().unwrap_or_else(|| format!("parameter {i}"));
-                    streamed.push(Streamed { label, size, placeholder });
-                    ffi::sqlite3_bind_blob64(stmt, i, placeholder.as_ptr().cast(), placeholder.len() as u64, ffi::SQLITE_TRANSIENT())
-                }
-            }
-        };
-        if rc != ffi::SQLITE_OK {
-            return Err(conn.error(rc));
-        }
-    }
-    Ok(streamed)
-}
-
-fn parameter_names(stmt: &Statement) -> Vec<Option<String>> {
-    let count = unsafe { ffi::sqlite3_bind_parameter_count(stmt.raw()) };
-    (1..=count)
-        .map(|i| unsafe {
-            let p = ffi::sqlite3_bind_parameter_name(stmt.raw(), i);
-            (!p.is_null()).then(|| CStr::from_ptr(p).to_string_lossy().into_owned())
-        })
-        .collect()
-}
-
-/// SQLite returns a null pointer for empty TEXT/BLOB values.
-unsafe fn bytes<'a>(p: *const u8, len: usize) -> &'a [u8] {
-    if p.is_null() || len == 0 {
-        &[]
-    } else {
-        std::slice::from_raw_parts(p, len)
     }
 }

@@ -225,23 +225,39 @@ impl Connection {
         Ok(figures_to_js(figures))
     }
 
-    /// `queryBytes`: the JSON text, in a fresh buffer.
+    /// `queryBytes`: the JSON text, in a fresh buffer. A write with
+    /// streamed values leaves them to write, as `execute` does: see
+    /// [`Self::take_streams`].
     #[wasm_bindgen(js_name = queryBytes)]
     pub fn query_bytes(&mut self, sql: &str, params: JsValue) -> JsResult<Uint8Array> {
         self.db.drop_read_handle();
         let params = Params::from_js(&params).map_err(js_err)?;
-        self.run_query(sql, &params, Rows::Bytes, &mut |_| 0)?;
-        Ok(Uint8Array::from(self.db.json.as_bytes()))
+        self.run_query(sql, &params, Rows::Bytes, true, &mut |_| 0)?;
+        Ok(Uint8Array::from(self.db.rows.json.as_bytes()))
     }
 
     /// `query`: `{ json, columns, fixups, side, buffers }`, the layout of
-    /// `codec::wire` (fix-up fields are absent when there are none).
+    /// `codec::wire` (fix-up fields are absent when there are none). A
+    /// write with streamed values leaves them to write, as `execute` does:
+    /// see [`Self::take_streams`].
     pub fn query(&mut self, sql: &str, params: JsValue) -> JsResult<JsValue> {
         self.db.drop_read_handle();
         let params = Params::from_js(&params).map_err(js_err)?;
         let buffers = Array::new();
-        let columns = self.run_query(sql, &params, Rows::Objects, &mut |b| buffers.push(&Uint8Array::from(b)) as usize - 1)?;
+        let columns = self.run_query(sql, &params, Rows::Objects, true, &mut |b| buffers.push(&Uint8Array::from(b)) as usize - 1)?;
         Ok(self.rows_to_js(&columns, buffers))
+    }
+
+    /// After `query`/`queryBytes`: the `Blob`s to write with
+    /// [`Self::stream_write`] and then [`Self::stream_end`] (a write whose
+    /// rows came back with streamed values still to fill), else `null`.
+    #[wasm_bindgen(js_name = takeStreams)]
+    pub fn take_streams(&mut self) -> JsValue {
+        if self.db.streaming() == 0 {
+            self.blobs.clear();
+            return JsValue::NULL;
+        }
+        self.blobs.drain(..).collect::<Array>().into()
     }
 
     /// `watchQuery`: runs a query as `queryBytes` (`bytes`) or `query` does,
@@ -256,7 +272,7 @@ impl Connection {
         // BLOBs that get buffers of their own are hashed as they pass, not
         // copied out: the result may not have changed.
         let (mut owned, mut count) = (ResultHash::new(0), 0);
-        let columns = self.run_query(sql, &params, mode, &mut |b| {
+        let columns = self.run_query(sql, &params, mode, false, &mut |b| {
             owned.part(b);
             count += 1;
             count - 1
@@ -266,13 +282,13 @@ impl Connection {
             return Ok(JsValue::NULL);
         }
         let (hash, value) = match mode {
-            Rows::Bytes => (hash, Uint8Array::from(self.db.json.as_bytes()).into()),
+            Rows::Bytes => (hash, Uint8Array::from(self.db.rows.json.as_bytes()).into()),
             Rows::Objects if count == 0 => (hash, self.rows_to_js(&columns, Array::new())),
             // Changed, with own buffers that were not kept: run it again,
             // copying them out, and hash what this run returns.
             Rows::Objects => {
                 let (mut owned, buffers) = (ResultHash::new(0), Array::new());
-                let columns = self.run_query(sql, &params, mode, &mut |b| {
+                let columns = self.run_query(sql, &params, mode, false, &mut |b| {
                     owned.part(b);
                     buffers.push(&Uint8Array::from(b)) as usize - 1
                 })?;
@@ -375,11 +391,16 @@ impl Connection {
 
 impl Connection {
     /// Runs one query of `query`, `queryBytes` or `watchQuery`: its result is
-    /// left in `db.json` and `db.fixups`, BLOBs that get buffers of their own
-    /// go to `own` (which returns their index). Returns the column names
-    /// when there are fix-ups.
-    fn run_query(&mut self, sql: &str, params: &Params, mode: Rows, own: &mut dyn FnMut(&[u8]) -> usize) -> JsResult<Vec<String>> {
-        let mut bind = |names: &[Option<String>], arena: &mut Arena| bind_params(params, names, arena, None);
+    /// left in `db.rows`, BLOBs that get buffers of their own go to `own`
+    /// (which returns their index). Returns the column names when there are
+    /// fix-ups. `stream`: the call takes `Blob`s that stream (a write with
+    /// `RETURNING`); a live query does not.
+    fn run_query(&mut self, sql: &str, params: &Params, mode: Rows, stream: bool, own: &mut dyn FnMut(&[u8]) -> usize) -> JsResult<Vec<String>> {
+        let blobs = &mut self.blobs;
+        let mut bind = |names: &[Option<String>], arena: &mut Arena| {
+            blobs.clear();
+            bind_params(params, names, arena, if stream { Some(&mut *blobs) } else { None })
+        };
         self.db.query(sql, &mut bind, mode, own).map_err(|e| js_err(e.with_sql(sql)))
     }
 
@@ -390,8 +411,8 @@ impl Connection {
         let set = |k: &str, v: &JsValue| {
             let _ = Reflect::set(&out, &k.into(), v);
         };
-        set("json", &Uint8Array::from(self.db.json.as_bytes()));
-        let fix = &self.db.fixups;
+        set("json", &Uint8Array::from(self.db.rows.json.as_bytes()));
+        let fix = &self.db.rows.fixups;
         if !fix.cells.is_empty() {
             set("columns", &columns.iter().map(|c| JsValue::from_str(c)).collect::<Array>());
             set("fixups", &Float64Array::from(fix.cells.as_slice()));
@@ -406,9 +427,9 @@ impl Connection {
     /// hashed in `owned` as they passed.
     fn result_hash(&self, mode: Rows, owned: &ResultHash) -> String {
         let mut hash = ResultHash::new(mode as u8);
-        hash.part(self.db.json.as_bytes());
-        hash.numbers(&self.db.fixups.cells);
-        hash.part(&self.db.fixups.side);
+        hash.part(self.db.rows.json.as_bytes());
+        hash.numbers(&self.db.rows.fixups.cells);
+        hash.part(&self.db.rows.fixups.side);
         hash.word(owned.finish());
         hash.hex()
     }

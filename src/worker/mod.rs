@@ -21,6 +21,7 @@
 //! - `handle`: owners that finalize statements and close blob handles.
 
 mod backup;
+mod cache;
 mod calls;
 mod conn;
 mod convert;
@@ -29,6 +30,7 @@ mod entry;
 mod handle;
 mod hooks;
 mod reads;
+mod rows;
 mod source;
 mod storage;
 mod streams;

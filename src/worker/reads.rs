@@ -13,10 +13,18 @@
 //! marks the sessions begun inside a transaction (the value they started on
 //! may be undone). A changed session's next read fails with `SQLITE_ABORT`,
 //! as SQLite's own expired blob handles do.
+//!
+//! SQLite's blob I/O opens no table with generated columns. A value there
+//! below the stream limit is read with SQL instead (`substr`, which holds
+//! the whole value in wasm memory for the call: SQLite loads a column's
+//! overflow pages whole, up to and past the offset, whatever the range);
+//! from the limit up it is refused (`RESQ_UNSUPPORTED`), since no way of
+//! reading it keeps memory bounded.
 
-use super::conn::Conn;
+use super::conn::{bind_text, Conn};
 use super::handle::BlobHandle;
 use crate::codec::sql::quote_ident;
+use crate::codec::stream::STREAM_LIMIT;
 use crate::codec::{Error, Result};
 use sqlite_wasm_rs as ffi;
 use std::cell::RefCell;
@@ -84,7 +92,16 @@ struct Kept {
     table: String,
     column: String,
     rowid: i64,
-    handle: BlobHandle,
+    source: Source,
+}
+
+/// How one cell is read.
+enum Source {
+    /// Through incremental blob I/O.
+    Blob(BlobHandle),
+    /// With SQL: a value below the stream limit in a table with generated
+    /// columns, of `size` bytes.
+    Sql { size: u64 },
 }
 
 pub struct Reads {
@@ -119,19 +136,22 @@ impl Reads {
         self.kept = None;
     }
 
-    fn handle(&mut self, conn: &Conn, table: &str, column: &str, rowid: i64) -> Result<&BlobHandle> {
+    fn source(&mut self, conn: &Conn, table: &str, column: &str, rowid: i64) -> Result<&Source> {
         let same = self.kept.as_ref().is_some_and(|k| k.table == table && k.column == column && k.rowid == rowid);
         if !same {
             self.kept = None;
-            let handle = open_stored_blob(conn, table, column, rowid)?;
-            self.kept = Some(Kept { table: table.to_owned(), column: column.to_owned(), rowid, handle });
+            let source = open_stored_blob(conn, table, column, rowid)?;
+            self.kept = Some(Kept { table: table.to_owned(), column: column.to_owned(), rowid, source });
         }
-        Ok(&self.kept.as_ref().unwrap().handle)
+        Ok(&self.kept.as_ref().unwrap().source)
     }
 
     /// `(start, length)` of a range of one stored BLOB, checked against its size.
     pub fn range(&mut self, conn: &Conn, table: &str, column: &str, rowid: i64, offset: Option<f64>, length: Option<f64>) -> Result<(u64, u64)> {
-        let size = self.handle(conn, table, column, rowid)?.size();
+        let size = match self.source(conn, table, column, rowid)? {
+            Source::Blob(h) => h.size(),
+            Source::Sql { size } => *size,
+        };
         crate::codec::value::blob_range(size, offset, length)
     }
 
@@ -142,7 +162,10 @@ impl Reads {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.resize((len as usize).min(READ_CHUNK), 0);
         let result = (|| {
-            let h = self.handle(conn, table, column, rowid)?.raw();
+            let h = match self.source(conn, table, column, rowid)? {
+                Source::Blob(h) => h.raw(),
+                Source::Sql { .. } => return read_with_sql(conn, (table, column, rowid), start, len, sink),
+            };
             let mut done = 0u64;
             while done < len {
                 let n = (scratch.len() as u64).min(len - done) as usize;
@@ -213,15 +236,72 @@ impl Reads {
 
 /// Opens one stored BLOB for reading. SQLite's blob I/O also opens TEXT;
 /// the read methods take BLOBs only.
-fn open_stored_blob(conn: &Conn, table: &str, column: &str, rowid: i64) -> Result<BlobHandle> {
-    let h = conn.open_blob("main", table, column, rowid, false)?;
+fn open_stored_blob(conn: &Conn, table: &str, column: &str, rowid: i64) -> Result<Source> {
+    let h = match conn.open_blob("main", table, column, rowid, false) {
+        Ok(h) => h,
+        Err(e) if e.to_string().contains("cannot open table with generated columns") => return sql_source(conn, table, column, rowid),
+        Err(e) => return Err(e),
+    };
     let sql = format!("SELECT typeof({}) = 'blob' FROM main.{} WHERE rowid = ?1", quote_ident(column), quote_ident(table));
     let is_blob = conn.row(&sql, |s| unsafe {
         ffi::sqlite3_bind_int64(s, 1, rowid);
     })?;
     if is_blob.first() == Some(&1) {
-        Ok(h)
+        Ok(Source::Blob(h))
     } else {
         Err(Error::BadParam(format!("{table}.{column} rowid {rowid} holds TEXT, not a BLOB")))
     }
+}
+
+/// A cell of a table with generated columns, which blob I/O cannot open:
+/// read with SQL when its value is below the stream limit. `length()` of a
+/// BLOB reads its size from the record header, not the value.
+fn sql_source(conn: &Conn, table: &str, column: &str, rowid: i64) -> Result<Source> {
+    // An unknown name in double quotes would be a string literal to SQL.
+    let known = conn.row("SELECT count(*) FROM pragma_table_xinfo(?1, 'main') WHERE name = ?2 COLLATE NOCASE", |s| unsafe {
+        bind_text(s, 1, table);
+        bind_text(s, 2, column);
+    })?;
+    if known.first() != Some(&1) {
+        return Err(Error::NotFound(format!("{table}.{column} rowid {rowid}: no such column: \"{column}\"")));
+    }
+    let c = quote_ident(column);
+    let sql = format!("SELECT typeof({c}) = 'blob', typeof({c}) = 'text', length({c}) FROM main.{} WHERE rowid = ?1", quote_ident(table));
+    let row = conn
+        .row(&sql, |s| unsafe {
+            ffi::sqlite3_bind_int64(s, 1, rowid);
+        })
+        .map_err(|e| match e.to_string() {
+            m if m.starts_with("no such") => Error::NotFound(format!("{table}.{column} rowid {rowid}: {m}")),
+            _ => e,
+        })?;
+    let cell = format!("{table}.{column} rowid {rowid}");
+    match row[..] {
+        [] => Err(Error::NotFound(format!("{cell}: no such row"))),
+        [1, _, size] if (size as u64) < STREAM_LIMIT => Ok(Source::Sql { size: size as u64 }),
+        [1, _, size] => Err(Error::Unsupported(format!(
+            "{cell} holds {size} bytes, and {table} has generated columns: SQLite's incremental blob I/O, through which values are read a chunk at a time, cannot open such a table, and reading with SQL holds the whole value in memory, which is done only below {STREAM_LIMIT} bytes; read it whole with query() (SELECT {column} FROM {table} WHERE rowid = ?), or keep media in a table without generated columns"
+        ))),
+        [_, 1, _] => Err(Error::BadParam(format!("{cell} holds TEXT, not a BLOB"))),
+        _ => Err(Error::BadParam(format!("{cell} holds no BLOB"))),
+    }
+}
+
+/// Reads `[start, start + len)` of a cell [`sql_source`] admitted, with one
+/// `substr`, into `sink` a chunk at a time.
+fn read_with_sql(conn: &Conn, (table, column, rowid): (&str, &str, i64), start: u64, len: u64, sink: &mut dyn FnMut(u64, &[u8])) -> Result<()> {
+    let sql = format!("SELECT substr({}, ?1, ?2) FROM main.{} WHERE rowid = ?3", quote_ident(column), quote_ident(table));
+    conn.blob(&sql, |s| unsafe {
+        ffi::sqlite3_bind_int64(s, 1, start as i64 + 1);
+        ffi::sqlite3_bind_int64(s, 2, len as i64);
+        ffi::sqlite3_bind_int64(s, 3, rowid);
+    }, &mut |bytes| {
+        if bytes.len() as u64 != len {
+            return Err(Error::Sqlite { errno: SQLITE_ABORT, message: format!("{table}.{column} rowid {rowid} changed while it was being read; read it again") });
+        }
+        for (i, chunk) in bytes.chunks(READ_CHUNK).enumerate() {
+            sink((i * READ_CHUNK) as u64, chunk);
+        }
+        Ok(())
+    })
 }

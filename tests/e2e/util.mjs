@@ -10,8 +10,11 @@
 /**
  * Runs `body(api, arg)` in the page, where `api` is the package's exports plus
  * `plain` (a value → JSON-able, see below), `outcome` (a promise →
- * `{ ok, value }` or `{ ok: false, error }`) and `probe(name, what, value?)` (asks the
- * probe worker of database `name`; see tests/e2e/probe-worker.js).
+ * `{ ok, value }` or `{ ok: false, error }`), `probe(name, what, value?)` (asks the
+ * probe worker of database `name`; see tests/e2e/probe-worker.js), and for
+ * media `mediaFile(size, seed, head?)` (a `File` of `size` known bytes,
+ * `(i * 7 + seed) & 255`, its first bytes `head` if given) and `sha(x)` (the
+ * SHA-256 hex of a `Blob`, buffer or view).
  */
 export function inPage(page, body, arg = null) {
   return page.evaluate(
@@ -59,8 +62,18 @@ export function inPage(page, body, arg = null) {
           };
           channel.postMessage({ probe: what, worker: `resq-wasm: ${name}`, id, value });
         });
+      const mediaFile = (size, seed, head = []) => {
+        const bytes = new Uint8Array(size);
+        for (let i = 0; i < size; i++) bytes[i] = (i * 7 + seed) & 255;
+        bytes.set(head);
+        return new File([bytes], `media-${seed}.bin`);
+      };
+      const sha = async (x) => {
+        const buf = x instanceof Blob ? await x.arrayBuffer() : x;
+        return Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', buf)), (b) => b.toString(16).padStart(2, '0')).join('');
+      };
       const fn = (0, eval)(`(${src})`);
-      return fn({ ...lib, plain, describe, outcome, probe }, arg);
+      return fn({ ...lib, plain, describe, outcome, probe, mediaFile, sha }, arg);
     },
     [body.toString(), arg],
   );

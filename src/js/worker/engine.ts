@@ -23,6 +23,8 @@ export interface Engine {
   takeChanged: () => string[];
   transactionCallback: (on: boolean) => void;
   transactionOpen: () => boolean;
+  /** After `query`/`queryBytes`: the Blobs a write with RETURNING left to write into their cells, or null. */
+  takeStreams: () => Blob[] | null;
   streamWrite: (stream: number, offset: number, chunk: Uint8Array) => void;
   streamEnd: (ok: boolean) => void;
   blobRange: (table: string, column: string, rowid: number | bigint, offset?: number | null, length?: number | null) => Float64Array;

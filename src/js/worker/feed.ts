@@ -110,9 +110,10 @@ export function batchRuns(sets: unknown[]): [number, number][] {
 }
 
 /**
- * Writes the `Blob` parameters of a streaming `execute` into the cells their
- * placeholders landed in, a chunk at a time, then commits; any failure (a
- * `Blob` that cannot be read, a write error) rolls the whole call back.
+ * Writes the `Blob` parameters of a streaming `execute` (or of a write
+ * through `query`) into the cells their placeholders landed in, a chunk at
+ * a time, then commits; any failure (a `Blob` that cannot be read, a write
+ * error) rolls the whole call back.
  */
 export async function writeStreams(c: Engine, streams: Blob[]): Promise<void> {
   try {
@@ -137,4 +138,13 @@ export async function writeStreams(c: Engine, streams: Blob[]): Promise<void> {
     throw err;
   }
   c.streamEnd(true);
+}
+
+/**
+ * A write with `RETURNING` run by `query`/`queryBytes` takes streamed
+ * values as `execute` does: its rows are ready, its cells still to fill.
+ */
+export async function writeTaken(c: Engine): Promise<void> {
+  const streams = c.takeStreams();
+  if (streams) await writeStreams(c, streams);
 }

@@ -5,7 +5,7 @@
 import type { Op, Replies, Request, Requests, WireError } from '../protocol.js';
 import type { Caller } from './callers.js';
 import { connection, db, limits, refusal } from './engine.js';
-import { batchRuns, discardStage, inlineSmall, ownStage, resolveStaged, writeStreams } from './feed.js';
+import { batchRuns, discardStage, inlineSmall, ownStage, resolveStaged, writeStreams, writeTaken } from './feed.js';
 import { unwatch, watch } from './live.js';
 import { recorded, recording } from './record.js';
 import { toWireError, transferResult } from './replies.js';
@@ -48,12 +48,16 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     return { changes, lastInsertRowid };
   },
   async query(req, transfer) {
-    const r = connection().query(req.sql, await inlineSmall(req.params));
+    const c = connection();
+    const r = c.query(req.sql, await inlineSmall(req.params));
+    await writeTaken(c);
     transferResult(r, transfer);
     return r;
   },
   async queryBytes(req, transfer) {
-    const bytes = connection().queryBytes(req.sql, await inlineSmall(req.params));
+    const c = connection();
+    const bytes = c.queryBytes(req.sql, await inlineSmall(req.params));
+    await writeTaken(c);
     transfer.push(bytes.buffer);
     return bytes;
   },
