@@ -124,7 +124,10 @@ export async function open(name: string, options: OpenOptions = {}): Promise<Dat
  * with the tabs that have it open, whose watches see the new contents),
  * or an open `Database` of any storage.
  */
-export async function importDatabase(target: string | Database, source: ImportSource): Promise<void> {
+export async function importDatabase(target: string | Database, source: ImportSource, options: { key?: string | Uint8Array } = {}): Promise<void> {
+  if (options === null || typeof options !== 'object') throw badParam('importDatabase() options must be an object');
+  for (const k of Object.keys(options)) if (k !== 'key') throw badParam(`importDatabase() has no option "${k}" (it takes key)`);
+  if (options.key !== undefined) throw new ResqError('RESQ_UNSUPPORTED', 'encryption is not built into this version: importDatabase() cannot take a key');
   checkSource(source);
   if (target instanceof Database) return target.importFrom(source);
   if (typeof target !== 'string') throw badParam('importDatabase() takes a database name such as "media.db", or an open Database');

@@ -8,6 +8,8 @@
 //! - `db`: the connection as the package uses it: statement cache, the
 //!   execute/query/batch loops, savepoints, export and import. Rust values
 //!   only.
+//! - `calls`: the record of following tabs' calls (exactly once across a
+//!   change of leader), kept in the database beside their writes.
 //! - `backup`: the database as a file: its pages read out in order
 //!   (`export`), a file checked and copied over it (`importDatabase`).
 //! - `source`: the read-only VFS an imported file is opened through.

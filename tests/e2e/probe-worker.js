@@ -24,6 +24,9 @@
 //                  following tab it waits on to leave)
 //   batchBytes     the most bytes of Blobs read (Blob.arrayBuffer) before a
 //                  call of Connection.executeBatch, since the one before
+//   recordCalls    (with `value`, a boolean) whether following tabs' calls
+//                  reach the worker numbered, and so have their writes
+//                  recorded (benches/follower-cost.mjs times both)
 //   heldPorts      ports of following tabs handed to this worker that it
 //                  has not closed
 
@@ -93,10 +96,17 @@ MessagePort.prototype.close = function () {
   ports.delete(this);
   return close.call(this);
 };
+let recordCalls = true;
 const onmessage = self.onmessage;
 self.onmessage = (e) => {
-  if (e.data && typeof e.data.attach === 'string' && e.ports[0]) ports.add(e.ports[0]);
-  return onmessage(e);
+  const port = e.data && typeof e.data.attach === 'string' ? e.ports[0] : null;
+  if (port) ports.add(port);
+  const r = onmessage(e);
+  // The worker set the port's handler just now: without `recordCalls`,
+  // requests lose their numbers before it sees them.
+  const real = port?.onmessage;
+  if (real) port.onmessage = (m) => real(recordCalls || !m.data || typeof m.data !== 'object' ? m : { data: { ...m.data, seq: undefined, below: undefined }, ports: m.ports });
+  return r;
 };
 
 // lockWaits: requests made with a callback that has not run yet.
@@ -196,6 +206,7 @@ channel.onmessage = ({ data }) => {
     dieBeforeReply: () => (dieBeforeReply = true),
     lockWaits: () => lockWaits,
     heldPorts: () => ports.size,
+    recordCalls: () => (recordCalls = data.value),
     batchBytes: () => batchBytes,
   };
   channel.postMessage({ id: data.id, value: answers[data.probe]() });

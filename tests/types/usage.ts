@@ -8,6 +8,7 @@
 
 import {
   DEFAULT_BLOB_TRANSFER_THRESHOLD,
+  DEFAULT_TRANSACTION_TIMEOUT,
   Database,
   ResqError,
   StagedBlob,
@@ -37,8 +38,10 @@ export async function opening(): Promise<Database> {
   const storage: Storage = 'opfs';
   const options: OpenOptions = { storage, blobTransferThreshold: DEFAULT_BLOB_TRANSFER_THRESHOLD };
   const threshold: number = DEFAULT_BLOB_TRANSFER_THRESHOLD;
-  const mem: Database = await open(':memory:', { storage: 'memory', blobTransferThreshold: Infinity });
+  const mem: Database = await open(':memory:', { storage: 'memory', blobTransferThreshold: Infinity, transactionTimeout: DEFAULT_TRANSACTION_TIMEOUT * 2 });
   await mem.close();
+  // @ts-expect-error: an option the package does not know
+  await open('x.db', { storge: 'memory' });
   show(threshold);
   // @ts-expect-error: storage is 'opfs' or 'memory'
   await open('x.db', { storage: 'disk' });
@@ -177,6 +180,7 @@ const CODES: ResqErrorCode[] = [
   'RESQ_RANGE',
   'RESQ_NOT_FOUND',
   'RESQ_WORKER_DIED',
+  'RESQ_TIMEOUT',
   'SQLITE_CONSTRAINT_UNIQUE',
   'SQLITE_BUSY',
 ];
