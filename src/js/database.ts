@@ -54,14 +54,14 @@ export interface Transaction extends BlobReads {
   executeBatch(sql: string, paramSets: readonly Params[]): Promise<RunResult>;
 }
 
-function identifier(what: string, name: unknown): string {
-  if (typeof name !== 'string' || name === '') throw badParam(`${what} must be a non-empty name`);
-  return name;
-}
-
-/** A stored value's address. The page checks only that names are strings; the worker checks the rowid. */
+/**
+ * A stored value's address: the worker checks the names, the rowid and the
+ * range (worker/ops.ts). A name that is not a string goes as `null`, which
+ * the worker refuses by that rule (an object may not even be cloneable).
+ */
 function cell(table: unknown, column: unknown, rowid: unknown): Cell {
-  return { table: identifier('table', table), column: identifier('column', column), rowid: rowid as Cell['rowid'] };
+  const name = (v: unknown) => (typeof v === 'string' ? v : null);
+  return { table: name(table), column: name(column), rowid } as Cell;
 }
 
 /** The address of a stored BLOB and a range of it (the worker checks the rowid and the range). */
@@ -88,11 +88,7 @@ function blobReads(send: Send, refuse: (err: ResqError) => Promise<never>, gener
   return {
     readBlob: (table, column, rowid, options = {}) => checked('readBlob', () => blobFields(table, column, rowid, options)),
     blobFile: (table, column, rowid, options = {}) =>
-      checked('blobFile', () => {
-        const type = options?.type ?? '';
-        if (typeof type !== 'string') throw badParam('type must be a string (a MIME type such as "video/webm")');
-        return { ...cell(table, column, rowid), type };
-      }),
+      checked('blobFile', () => ({ ...cell(table, column, rowid), type: options?.type ?? '' })),
     blobStream: (table, column, rowid, options = {}) => {
       const chunkSize = options?.chunkSize ?? 1 << 20;
       let session = 0;
@@ -316,7 +312,6 @@ export class Database implements Transaction {
     let refused: ResqError | null = null;
     let kept: unknown;
     try {
-      if (typeof sql !== 'string') throw badParam('sql must be a string');
       if (callback !== undefined && typeof callback !== 'function') throw badParam('the watch callback must be a function');
       if (options === null || typeof options !== 'object') throw badParam('watch options must be an object');
       // Kept (copied) for as long as the watch lives: it is sent again to
@@ -442,7 +437,7 @@ export class Database implements Transaction {
     const threshold = waits ? 0 : this.#threshold;
     let fields: Requests[K];
     try {
-      if (typeof sql !== 'string') throw badParam('sql must be a string');
+      // `sql` is checked by the worker, which must check it anyway.
       if (op === 'executeBatch') {
         if (!Array.isArray(params)) throw badParam('executeBatch takes an array of parameter sets');
         fields = { sql, sets: params.map((p) => prepareParams(p, threshold, out)) } as Requests[K];

@@ -56,6 +56,9 @@ const queue: Queue = new Queue({
 
 const context: Context = {
   queue,
+  // A following tab's close is its leaving: once the close is answered,
+  // what it made here goes, and so do its port and the wait on its lock.
+  left: leaveAfter,
   closed() {
     for (const f of followers) f.post({ closing: true });
   },
@@ -86,12 +89,7 @@ function attach(port: MessagePort, lock: string): void {
   );
   followers.add(c);
   port.onmessage = (e: MessageEvent<unknown>) => {
-    if (!isRequest(e.data) || c.gone) return;
-    queue.enqueue(c, e.data);
-    // A following tab's close is its leaving: after its calls before it
-    // (and the close's answer), what it made here goes, and so do its
-    // port and the wait on its lock.
-    if (e.data.op === 'close') leaveAfter(c);
+    if (isRequest(e.data) && !c.gone) queue.enqueue(c, e.data);
   };
   c.post(db.closedByPage ? { closing: true } : { hello: true });
   navigator.locks.request(lock, { signal: stop.signal }, () => depart(c)).catch(() => {});
@@ -139,7 +137,7 @@ let opened = false;
 async function open(req: Requests['open'], from: Caller): Promise<null> {
   if (opened || !from.page) throw refusal('RESQ_BAD_PARAM', 'this worker has opened its database already');
   opened = true;
-  pageCaller.tab = req.tab;
+  pageCaller.tab = typeof req.tab === 'string' ? req.tab : '';
   if (typeof req.timeout === 'number') pageCaller.timeout = req.timeout;
   // Held until this worker ends: the page waits on it to learn of an end
   // nothing else reports.

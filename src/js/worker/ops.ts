@@ -24,6 +24,8 @@ export interface Context {
   queue: Queue;
   /** The page closed the database: tells the following tabs. */
   closed(): void;
+  /** A following tab closed its database: it leaves after this. */
+  left(from: Caller): void;
 }
 
 type Run = { [K in Op]: (req: Requests[K], transfer: Transferable[], from: Caller, cx: Context) => Promise<Replies[K]> | Replies[K] };
@@ -197,9 +199,11 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     return null;
   },
   async close(_, __, from, cx) {
-    // A following tab's close is its own: it leaves, the database stays
-    // (the worker then lets go of it: see `depart` in worker.ts).
-    if (!from.page) return null;
+    // A following tab's close is its own: it leaves, the database stays.
+    if (!from.page) {
+      cx.left(from);
+      return null;
+    }
     const c = connection();
     db.conn = null;
     c.close();
@@ -227,10 +231,11 @@ export function isRequest(v: unknown): v is Request {
 /**
  * The fields each op passes to the wasm as strings. wasm-bindgen's string
  * conversion does not check its argument, and a number where it expects a
- * string traps the instance; the page sends strings, anything else is refused.
+ * string traps the instance: anything else is refused. These checks are
+ * the only ones of these fields (the page sends what it is given).
  */
 const STRING_FIELDS: { [K in Op]?: readonly (keyof Requests[K])[] } = {
-  open: ['name', 'storage', 'lock', 'tab'],
+  open: ['name', 'storage', 'lock'],
   execute: ['sql'],
   query: ['sql'],
   queryBytes: ['sql'],
@@ -240,6 +245,9 @@ const STRING_FIELDS: { [K in Op]?: readonly (keyof Requests[K])[] } = {
   blobStreamOpen: ['table', 'column'],
   watch: ['sql', 'previous'],
 };
+
+/** Fields that name a table or a column: a non-empty string. */
+const NAMES = new Set(['table', 'column']);
 
 /**
  * Answers one request: every request gets exactly one reply. The page
@@ -277,7 +285,9 @@ function post(to: Caller, reply: { id: number; ok: false; error: WireError }): v
 async function answer(from: Caller, req: Request, transfer: Transferable[], cx: Context, open: (req: Requests['open'], from: Caller) => Promise<null>): Promise<unknown> {
   const fields = req as unknown as Record<string, unknown>;
   for (const f of (STRING_FIELDS[req.op] ?? []) as string[]) {
-    if (typeof fields[f] !== 'string') throw refusal('RESQ_BAD_PARAM', `${req.op}: ${f} must be a string`);
+    const v = fields[f];
+    if (NAMES.has(f) && (typeof v !== 'string' || v === '')) throw refusal('RESQ_BAD_PARAM', `${req.op}: ${f} must be a non-empty name`);
+    if (typeof v !== 'string') throw refusal('RESQ_BAD_PARAM', `${req.op}: ${f} must be a string${f === 'type' ? ' (a MIME type such as "video/webm")' : ''}`);
   }
   if (req.op === 'fail') throw req.error;
   if (req.op === 'open') return open(req, from);
