@@ -12,21 +12,14 @@
 // Results: benches/results/<time>-follower-cost.json and a table on stdout.
 
 import { chromium } from 'playwright-core';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
-import { serve } from '../scripts/serve.mjs';
+import { serveWithProbe } from './probe-server.mjs';
 import { CHROMIUM_ARGS } from '../tests/e2e/harness.mjs';
 
 const root = resolve(import.meta.dirname, '..');
-const probe = readFileSync(resolve(root, 'tests/e2e/probe-worker.js'), 'utf8');
-const server = await serve(root, 0, {
-  isolated: true,
-  overrides: {
-    '/pkg/worker.js': `const PROBE_OPTIONS = {};\n${probe}`,
-    '/pkg/worker-real.js': readFileSync(resolve(root, 'pkg/worker.js'), 'utf8'),
-  },
-});
+const server = await serveWithProbe(root);
 const profile = mkdtempSync(resolve(tmpdir(), 'resq-bench-'));
 const browser = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
 const url = `${server.url}benches/page/index.html`;

@@ -14,28 +14,18 @@
 // raw figures go to benches/results/<date>-<label>.json; the label is the
 // name, or <name>-args for a run given args.
 import { chromium } from 'playwright-core';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
-import { serve } from '../scripts/serve.mjs';
+import { serveWithProbe } from './probe-server.mjs';
 import { CHROMIUM_ARGS } from '../tests/e2e/harness.mjs';
 
 const name = process.argv[2] ?? 'compare';
 const label = process.argv[4] ?? (process.argv[3] ? `${name}-args` : name);
 const root = resolve(import.meta.dirname, '..');
-// Databases run in the probe worker (the package's worker plus counters the
-// benchmarks read: bytes written to OPFS, wasm memory); the package itself
-// has no such hooks.
-const probe = readFileSync(resolve(root, 'tests/e2e/probe-worker.js'), 'utf8');
-const server = await serve(root, 0, {
-  isolated: true,
-  overrides: {
-    '/pkg/worker.js': `const PROBE_OPTIONS = {};\n${probe}`,
-    '/pkg/worker-real.js': readFileSync(resolve(root, 'pkg/worker.js'), 'utf8'),
-  },
-  // The package as it ships, without the probe (compare.js times its cold start).
-  mounts: { '/shipped/': resolve(root, 'pkg') },
-});
+// The package as it ships is mounted too, without the probe (compare.js
+// times its cold start).
+const server = await serveWithProbe(root, { '/shipped/': resolve(root, 'pkg') });
 // A real on-disk profile: a launch() without one is off the record, and
 // Chromium then keeps OPFS in memory, far slower for large files than disk.
 const profile = mkdtempSync(resolve(tmpdir(), 'resq-bench-'));

@@ -9,7 +9,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
-import { inPage, dbName } from './util.mjs';
+import { inPage, dbName, openIn } from './util.mjs';
 
 let h;
 before(async () => {
@@ -19,23 +19,10 @@ after(async () => {
   await h?.close();
 });
 
-/** Opens `name` in a new page as `globalThis.db`, with a wait helper `until`. */
+/** Opens `name` in a new page as `globalThis.db`. */
 async function tab(name) {
   const page = await h.newPage();
-  await inPage(
-    page,
-    async ({ open }, name) => {
-      globalThis.until = async (cond, ms = 10_000) => {
-        const t0 = performance.now();
-        while (!(await cond())) {
-          if (performance.now() - t0 > ms) throw new Error(`gave up waiting after ${ms} ms`);
-          await new Promise((r) => setTimeout(r, 10));
-        }
-      };
-      globalThis.db = await open(name);
-    },
-    name,
-  );
+  await openIn(page, name);
   return page;
 }
 

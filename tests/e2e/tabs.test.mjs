@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
-import { inPage, dbName } from './util.mjs';
+import { inPage, dbName, openIn } from './util.mjs';
 
 let h;
 before(async () => {
@@ -14,25 +14,6 @@ before(async () => {
 after(async () => {
   await h?.close();
 });
-
-/** Opens `name` in `page` as `globalThis.db` (and a wait helper, `until`). */
-async function openIn(page, name) {
-  return inPage(
-    page,
-    async ({ open }, name) => {
-      globalThis.until = async (cond, ms = 10_000) => {
-        const t0 = performance.now();
-        while (!(await cond())) {
-          if (performance.now() - t0 > ms) throw new Error(`gave up waiting after ${ms} ms`);
-          await new Promise((r) => setTimeout(r, 10));
-        }
-      };
-      globalThis.db = await open(name);
-      return true;
-    },
-    name,
-  );
-}
 
 async function tabs(n, name) {
   const pages = [];

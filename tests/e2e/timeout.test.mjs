@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
-import { inPage, dbName } from './util.mjs';
+import { inPage, dbName, openIn } from './util.mjs';
 
 let h;
 before(async () => {
@@ -20,13 +20,7 @@ after(async () => {
 
 async function tab(name, options = {}) {
   const page = await h.newPage();
-  await inPage(
-    page,
-    async ({ open }, { name, options }) => {
-      globalThis.db = await open(name, options);
-    },
-    { name, options },
-  );
+  await openIn(page, name, options);
   return page;
 }
 

@@ -127,3 +127,25 @@ export function keepWorkers(page) {
     };
   });
 }
+
+/**
+ * Opens `name` in `page` as `globalThis.db` (with `options`), and gives the
+ * page a wait helper, `until(cond, ms)`.
+ */
+export function openIn(page, name, options = {}) {
+  return inPage(
+    page,
+    async ({ open }, { name, options }) => {
+      globalThis.until = async (cond, ms = 10_000) => {
+        const t0 = performance.now();
+        while (!(await cond())) {
+          if (performance.now() - t0 > ms) throw new Error(`gave up waiting after ${ms} ms`);
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      };
+      globalThis.db = await open(name, options);
+      return true;
+    },
+    { name, options },
+  );
+}
