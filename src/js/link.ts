@@ -83,7 +83,7 @@ const RETRY_MS = 20;
  * that makes every worker it reaches end (one that traps the wasm) must not
  * take down every tab in turn.
  */
-const MAX_LOSSES = 3;
+const MAX_LOSSES = 5;
 
 /** How long `open()` waits to reach a database another tab holds, then RESQ_LOCKED. */
 const OPEN_WAIT_MS = 10_000;

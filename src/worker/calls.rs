@@ -20,6 +20,7 @@
 
 use super::conn::{bind_blob, bind_text, Conn};
 use super::db::{Db, Savepoint};
+use super::handle::Statement;
 use crate::codec::changes::Mark;
 use crate::codec::{sql, Error, Result};
 use sqlite_wasm_rs as ffi;
@@ -31,10 +32,20 @@ const CREATE: &str =
 
 const CALL: Savepoint = Savepoint { begin: "SAVEPOINT resq_call", release: "RELEASE resq_call", rollback: "ROLLBACK TO resq_call" };
 
-/// One connection's record keeping: the savepoint of the call being run.
+/// One connection's record keeping: the savepoint of the call being run,
+/// and the two statements every recorded write runs, prepared once (a
+/// prepare costs about as much as the rest of a small write's record).
+/// Drop it, or [`Calls::reset`] it, before the connection closes.
 #[derive(Default)]
 pub struct Calls {
     open: Option<Mark>,
+    writes: Option<Writes>,
+}
+
+/// `DELETE` of a tab's rows below a call, and `INSERT` of a call's row.
+struct Writes {
+    delete: Statement,
+    insert: Statement,
 }
 
 impl Calls {
@@ -64,10 +75,63 @@ impl Calls {
     pub fn end(&mut self, db: &mut Db, tab: &str, seq: i64, below: i64, result: Option<&[u8]>) -> Result<()> {
         let Some(mark) = self.open.take() else { return Ok(()) };
         let recorded = match result {
-            Some(r) => put(db.conn(), tab, seq, below, r),
+            Some(r) => self.put(db.conn(), tab, seq, below, r),
             None => Ok(()),
         };
         db.end_savepoint(&CALL, mark, recorded)
+    }
+
+    /// Forgets the prepared statements (before the connection closes, or
+    /// after the file was replaced, which may not have the table).
+    pub fn reset(&mut self) {
+        self.writes = None;
+    }
+
+    /// Inserts the row of call `seq` of `tab`, after deleting the tab's rows
+    /// below `below`, creating the table the first time. The table can be
+    /// gone under the prepared statements (a rollback undid its creation):
+    /// then they are prepared again, once.
+    fn put(&mut self, conn: &Conn, tab: &str, seq: i64, below: i64, result: &[u8]) -> Result<()> {
+        match self.put_once(conn, tab, seq, below, result) {
+            Err(Error::Sqlite { message, .. }) if message.contains("no such table") => self.put_once(conn, tab, seq, below, result),
+            r => r,
+        }
+    }
+
+    fn put_once(&mut self, conn: &Conn, tab: &str, seq: i64, below: i64, result: &[u8]) -> Result<()> {
+        if self.writes.is_none() {
+            if prepare_if_recording(conn, "SELECT 1 FROM sqlite_resq_calls LIMIT 0")?.is_none() {
+                create(conn)?;
+            }
+            let delete = prepared(conn, "DELETE FROM sqlite_resq_calls WHERE tab = ?1 AND seq < ?2")?;
+            let insert = prepared(conn, "INSERT OR REPLACE INTO sqlite_resq_calls(tab, seq, result) VALUES (?1, ?2, ?3)")?;
+            self.writes = Some(Writes { delete, insert });
+        }
+        let w = self.writes.as_ref().expect("prepared above");
+        let run = |stmt: &Statement, bind: &dyn Fn(*mut ffi::sqlite3_stmt)| {
+            bind(stmt.raw());
+            let r = conn.step_all(stmt.raw());
+            unsafe {
+                ffi::sqlite3_reset(stmt.raw());
+                ffi::sqlite3_clear_bindings(stmt.raw());
+            }
+            r
+        };
+        let r = run(&w.delete, &|s| unsafe {
+            bind_text(s, 1, tab);
+            ffi::sqlite3_bind_int64(s, 2, below);
+        })
+        .and_then(|_| {
+            run(&w.insert, &|s| unsafe {
+                bind_text(s, 1, tab);
+                ffi::sqlite3_bind_int64(s, 2, seq);
+                bind_blob(s, 3, result);
+            })
+        });
+        if r.is_err() {
+            self.writes = None;
+        }
+        r
     }
 
     /// Undoes the call begun with [`Calls::begin`] (it failed).
@@ -79,11 +143,11 @@ impl Calls {
 
     /// Records call `seq` of `tab` inside the transaction that is open (a
     /// `transaction()`'s, just before its `COMMIT`).
-    pub fn record(&self, db: &mut Db, tab: &str, seq: i64, below: i64, result: &[u8]) -> Result<()> {
+    pub fn record(&mut self, db: &mut Db, tab: &str, seq: i64, below: i64, result: &[u8]) -> Result<()> {
         if !db.in_transaction() {
             return Err(Error::BadParam("no transaction is open to record the call in".into()));
         }
-        put(db.conn(), tab, seq, below, result)
+        self.put(db.conn(), tab, seq, below, result)
     }
 
     /// The answer recorded for call `seq` of `tab`, if it committed.
@@ -152,27 +216,6 @@ impl Calls {
     }
 }
 
-/// Inserts the row of call `seq` of `tab`, after deleting the tab's rows
-/// below `below`, creating the table the first time.
-fn put(conn: &Conn, tab: &str, seq: i64, below: i64, result: &[u8]) -> Result<()> {
-    if prepare_if_recording(conn, "SELECT 1 FROM sqlite_resq_calls LIMIT 0")?.is_none() {
-        create(conn)?;
-    }
-    let delete = prepared(conn, "DELETE FROM sqlite_resq_calls WHERE tab = ?1 AND seq < ?2")?;
-    unsafe {
-        bind_text(delete.raw(), 1, tab);
-        ffi::sqlite3_bind_int64(delete.raw(), 2, below);
-    }
-    conn.step_all(delete.raw())?;
-    let insert = prepared(conn, "INSERT OR REPLACE INTO sqlite_resq_calls(tab, seq, result) VALUES (?1, ?2, ?3)")?;
-    unsafe {
-        bind_text(insert.raw(), 1, tab);
-        ffi::sqlite3_bind_int64(insert.raw(), 2, seq);
-        bind_blob(insert.raw(), 3, result);
-    }
-    conn.step_all(insert.raw())
-}
-
 /// Creates the table. SQLite refuses names that begin with `sqlite_` unless
 /// the schema is writable, which the connection's defensive mode forbids:
 /// both are lifted for this one statement, and restored whatever happens.
@@ -187,12 +230,12 @@ fn create(conn: &Conn) -> Result<()> {
     created
 }
 
-fn prepared(conn: &Conn, sql: &str) -> Result<super::handle::Statement> {
+fn prepared(conn: &Conn, sql: &str) -> Result<Statement> {
     conn.prepare(sql, 0)?.0.ok_or_else(|| Error::BadParam("internal SQL holds no statement".into()))
 }
 
 /// `sql` prepared, or `None` when the record's table does not exist (yet).
-fn prepare_if_recording(conn: &Conn, sql: &str) -> Result<Option<super::handle::Statement>> {
+fn prepare_if_recording(conn: &Conn, sql: &str) -> Result<Option<Statement>> {
     match prepared(conn, sql) {
         Ok(s) => Ok(Some(s)),
         Err(Error::Sqlite { message, .. }) if message.contains("no such table") => Ok(None),

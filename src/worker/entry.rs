@@ -45,13 +45,14 @@ pub fn sql_limit() -> f64 {
 
 #[wasm_bindgen]
 pub struct Connection {
+    /// Following tabs' calls, recorded with their writes (see `calls`).
+    /// First: fields drop in order, and its statements go before `db`.
+    calls: Calls,
     db: Db,
     storage: Storage,
     name: String,
     /// The `Blob`s of a streaming `execute`, in the order the engine writes them.
     blobs: Vec<Blob>,
-    /// Following tabs' calls, recorded with their writes (see `calls`).
-    calls: Calls,
 }
 
 #[wasm_bindgen]
@@ -208,6 +209,7 @@ impl Connection {
         self.db.import(size as u64, read).map_err(js_err)?;
         // The file's record of calls is another database's: none of this
         // one's tabs is waiting on it.
+        self.calls.reset();
         self.calls.forget_all_but(&mut self.db, &[]).map_err(js_err)
     }
 
@@ -327,6 +329,8 @@ impl Connection {
 
     /// Closes the database and releases its storage. A second call is a no-op.
     pub fn close(&mut self) -> JsResult<()> {
+        // Its statements go before the connection.
+        self.calls.reset();
         let r = self.db.close();
         self.storage.release(&self.name);
         r.map_err(js_err)

@@ -176,6 +176,7 @@ async function model(t, writers, failovers) {
             }
             await db.execute('INSERT INTO log(tab, i) VALUES (?, ?)', [tab, i]);
             out.calls += 1;
+            globalThis.completed = out.calls;
             out.spans.push([began, performance.timeOrigin + performance.now()]);
           } catch (e) {
             out.failed.push(`${id}: ${e.code} ${e.message}`);
@@ -193,8 +194,13 @@ async function model(t, writers, failovers) {
     ),
   );
   const closes = [];
+  // Each leader closes once every writer has completed a call since the
+  // last close (each leader serves, however briefly), then 50 ms on.
+  const progress = () => Promise.all(pages.map((p) => inPage(p, async () => globalThis.completed ?? 0)));
   for (const leader of leaders) {
-    await new Promise((r) => setTimeout(r, 150));
+    const before = await progress();
+    for (let waited = 0; (await progress()).some((n, w) => n <= before[w]) && waited < 10_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 50));
     const began = Date.now();
     await leader.close();
     closes.push([began, Date.now()]);
