@@ -43,6 +43,21 @@ pub fn sql_limit() -> f64 {
     crate::codec::sql::MAX_SQL_BYTES as f64
 }
 
+/// How `sql` (one statement) ends the open transaction: `"commit"`
+/// (`COMMIT`, `END`), `"rollback"` (`ROLLBACK`, not `ROLLBACK TO`), or
+/// `""` when it does not (`BEGIN` included). The core's rule
+/// (`codec::sql::ends_transaction`), for the worker's transaction timeout.
+#[wasm_bindgen(js_name = transactionEnd)]
+pub fn transaction_end(sql: &str) -> String {
+    use crate::codec::sql;
+    let begins = sql::skip_blank(sql).get(..5).is_some_and(|w| w.eq_ignore_ascii_case("BEGIN"));
+    match (sql::ends_transaction(sql) && !begins, sql::is_rollback(sql)) {
+        (true, true) => "rollback".into(),
+        (true, false) => "commit".into(),
+        _ => String::new(),
+    }
+}
+
 #[wasm_bindgen]
 pub struct Connection {
     /// Following tabs' calls, recorded with their writes (see `calls`).

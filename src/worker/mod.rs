@@ -38,4 +38,4 @@ mod storage;
 mod streams;
 mod tables;
 
-pub use entry::{sql_limit, stream_limit, Connection};
+pub use entry::{sql_limit, stream_limit, transaction_end, Connection};

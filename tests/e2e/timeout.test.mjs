@@ -78,6 +78,32 @@ for (const stuckIn of ['follower', 'leader']) {
   });
 }
 
+test("a transaction begun with execute('BEGIN') that keeps another tab waiting is rolled back: its calls get RESQ_TIMEOUT until its ROLLBACK", async (t) => {
+  const name = dbName(t);
+  const a = await tab(name, { transactionTimeout: 500 });
+  const b = await tab(name);
+  await inPage(a, async () => {
+    await db.execute('CREATE TABLE t(v TEXT)');
+    await db.execute('BEGIN IMMEDIATE');
+    await db.execute("INSERT INTO t VALUES ('in a')");
+  });
+  const write = await inPage(b, async ({ outcome }) => outcome(db.execute("INSERT INTO t VALUES ('b')")));
+  assert.equal(write.ok, true, JSON.stringify(write.error));
+  const r = await inPage(a, async ({ outcome }) => ({
+    next: await outcome(db.execute("INSERT INTO t VALUES ('after')")),
+    commit: await outcome(db.execute('COMMIT')),
+    rollback: await outcome(db.execute('ROLLBACK')),
+    later: await outcome(db.execute("INSERT INTO t VALUES ('later')")),
+    rows: (await db.query('SELECT v FROM t')).map((x) => x.v),
+  }));
+  assert.equal(r.next.error?.code, 'RESQ_TIMEOUT');
+  assert.equal(r.commit.error?.code, 'RESQ_TIMEOUT', 'a COMMIT of the rolled-back transaction is refused');
+  assert.equal(r.rollback.error?.code, 'SQLITE_ERROR', 'the COMMIT ended it: this ROLLBACK has no transaction');
+  assert.equal(r.later.ok, true);
+  assert.deepEqual(r.rows.sort(), ['b', 'later']);
+  await Promise.all([a.close(), b.close()]);
+});
+
 test('a db call awaited inside transaction() (a same-page deadlock) ends with RESQ_TIMEOUT, then runs; the database works on', async (t) => {
   const name = dbName(t);
   const got = await inPage(

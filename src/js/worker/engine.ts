@@ -5,7 +5,7 @@
 // fails `tsc` here instead of misbehaving at run time. The one connection
 // of this worker and its temp space live here too.
 
-import { Connection, sqlLimit, streamLimit } from '../wasm/resq_wasm.js';
+import { Connection, sqlLimit, streamLimit, transactionEnd } from '../wasm/resq_wasm.js';
 import type { QueryResult, RunResult, Storage, WatchResult, WireError } from '../protocol.js';
 import type { StageSpace } from './stage.js';
 
@@ -64,6 +64,9 @@ export const limits = {
   },
 };
 let streamLimitValue: number | undefined;
+
+/** How one statement ends the open transaction, by the core's rule: 'commit', 'rollback' or ''. */
+export const endsTransaction = (sql: string): string => transactionEnd(sql);
 let sqlLimitValue: number | undefined;
 
 /**

@@ -4,7 +4,7 @@
 
 import type { Op, Replies, Request, Requests, WireError } from '../protocol.js';
 import type { Caller } from './callers.js';
-import { connection, db, limits, refusal } from './engine.js';
+import { connection, db, endsTransaction, limits, refusal } from './engine.js';
 import { batchRuns, discardStage, inlineSmall, ownStage, resolveStaged, writeStreams, writeTaken } from './feed.js';
 import { unwatch, watch } from './live.js';
 import { recorded, recording } from './record.js';
@@ -319,10 +319,9 @@ async function answer(from: Caller, req: Request, transfer: Transferable[], cx: 
 function expiry(from: Caller, req: Request): typeof ENDED | undefined {
   if (!from.expired) return undefined;
   const r = req as Request & { txn?: string; sql?: string };
-  const ends = r.txn === 'commit' || r.txn === 'rollback' || (typeof r.sql === 'string' && /^\s*(COMMIT|END|ROLLBACK(?!\s+(TRANSACTION\s+)?TO\b))\b/i.test(r.sql));
-  const rollback = r.txn === 'rollback' || (typeof r.sql === 'string' && /^\s*ROLLBACK\b/i.test(r.sql));
-  if (ends) from.expired = false;
-  if (ends && rollback) return ENDED;
+  const end = r.txn ? (r.txn === 'begin' ? '' : r.txn) : typeof r.sql === 'string' ? endsTransaction(r.sql) : '';
+  if (end === 'commit' || end === 'rollback') from.expired = false;
+  if (end === 'rollback') return ENDED;
   throw refusal('RESQ_TIMEOUT', 'this transaction was rolled back: it kept other calls waiting without making a call of its own for longer than transactionTimeout');
 }
 /** From `expiry`: a ROLLBACK of the expired transaction, which is over already (answered null, nothing runs). */
