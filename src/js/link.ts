@@ -178,11 +178,19 @@ export class Link {
     });
   }
 
-  /** Sends the calls waiting for a worker, in order, to the current one. */
+  /**
+   * Sends the calls waiting for a worker, in order, to the current one.
+   * They are the tail of the list: every call before them was sent to
+   * the current worker (those of a worker that went become waiting ones
+   * together, and #connect hands on those of any other), so the walk back
+   * stops at the first sent one instead of visiting every call in flight.
+   */
   #flush(): void {
     const client = this.#client;
     if (!client || client.dead) return;
-    for (const c of this.#calls) if (c.on === null) this.#send(client, c);
+    let first = this.#calls.length;
+    while (first > 0 && this.#calls[first - 1].on === null) first -= 1;
+    for (const c of this.#calls.slice(first)) this.#send(client, c);
   }
 
   #send(client: Client, c: Call): void {

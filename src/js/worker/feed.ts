@@ -59,19 +59,22 @@ function entriesOf(params: object): (readonly [number | string, unknown])[] {
   return Array.isArray(params) ? params.map((v, i) => [i, v] as const) : Object.entries(params);
 }
 
+/** The values of a parameter set, without a copy when it is an array. */
+const valuesOf = (params: object): unknown[] => (Array.isArray(params) ? params : Object.values(params));
+
 /** Bytes of the `Blob`s in `params` that {@link inlineSmall} would read. */
 export function smallBlobBytes(params: unknown): number {
   if (params === null || typeof params !== 'object') return 0;
   let n = 0;
-  for (const [, v] of entriesOf(params)) if (v instanceof Blob && v.size < limits.stream) n += v.size;
+  for (const v of valuesOf(params)) if (v instanceof Blob && v.size < limits.stream) n += v.size;
   return n;
 }
 
 /** Replaces each `Blob` below the stream limit in `params` by its bytes. */
 export async function inlineSmall(params: unknown): Promise<unknown> {
-  if (params === null || typeof params !== 'object') return params;
+  // Most sets hold no Blob: they go as they are, nothing made for them.
+  if (params === null || typeof params !== 'object' || !valuesOf(params).some((v) => v instanceof Blob)) return params;
   const entries = entriesOf(params);
-  if (!entries.some(([, v]) => v instanceof Blob)) return params;
   const limit = limits.stream;
   const read = async (key: number | string, v: unknown) => {
     if (!(v instanceof Blob) || v.size >= limit) return v;
