@@ -5,6 +5,7 @@
 //! - `entry`: the wasm-bindgen surface; JS values in and out (with `convert`).
 //! - `convert`: JS parameter values into the core's [`crate::codec::Value`].
 //! - `storage`: OPFS (one sync-access-handle pool per database) or memory.
+//! - `gather`: the VFS over the pool that writes contiguous writes as one.
 //! - `db`: the connection as the package uses it: statement cache, the
 //!   execute/query/batch loops, savepoints, export and import. Rust values
 //!   only.
@@ -29,6 +30,7 @@ mod conn;
 mod convert;
 mod db;
 mod entry;
+mod gather;
 mod handle;
 mod hooks;
 mod reads;

@@ -3,6 +3,7 @@
 //! run in two workers without contending for each other's handles, and a
 //! second tab opening the same name finds its handles taken: `RESQ_LOCKED`.
 
+use super::gather::Gathered;
 use crate::codec::{Error, Result};
 use sqlite_wasm_rs as ffi;
 use sqlite_wasm_vfs::sahpool::{self, OpfsSAHError, OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
@@ -14,7 +15,9 @@ thread_local! {
 
 pub enum Storage {
     Memory,
-    Opfs(OpfsSAHPoolUtil),
+    /// The pool, and the VFS over it that connections open with (its
+    /// writes gathered, `gather.rs`).
+    Opfs(OpfsSAHPoolUtil, Gathered),
 }
 
 impl Storage {
@@ -22,7 +25,7 @@ impl Storage {
     pub fn vfs_name(name: &str, storage: &Storage) -> Option<String> {
         match storage {
             Storage::Memory => None,
-            Storage::Opfs(_) => Some(vfs_name(name)),
+            Storage::Opfs(..) => Some(vfs_name(name)),
         }
     }
 
@@ -41,20 +44,27 @@ impl Storage {
     }
 
     async fn install(name: &str) -> Result<Storage> {
+        let pool_name = format!("resq-pool:{name}");
         let cfg = OpfsSAHPoolCfgBuilder::new()
-            .vfs_name(&vfs_name(name))
+            .vfs_name(&pool_name)
             .directory(&format!(".resq-wasm/{}", escape(name)))
             .build();
-        sahpool::install::<ffi::WasmOsCallback>(&cfg, false)
-            .await
-            .map(Storage::Opfs)
-            .map_err(|e| opfs_error(name, e))
+        let pool = sahpool::install::<ffi::WasmOsCallback>(&cfg, false).await.map_err(|e| opfs_error(name, e))?;
+        match Gathered::register(&pool_name, &vfs_name(name)) {
+            Ok(gathered) => Ok(Storage::Opfs(pool, gathered)),
+            Err(e) => {
+                // SAFETY: no connection was opened on the pool.
+                let _ = unsafe { pool.uninstall() };
+                Err(e)
+            }
+        }
     }
 
     /// Releases the pool's OPFS handles, so another worker can open the
     /// file. Called once, after the only connection on this pool is closed.
     pub fn release(&mut self, name: &str) {
-        if let Storage::Opfs(pool) = std::mem::replace(self, Storage::Memory) {
+        if let Storage::Opfs(pool, gathered) = std::mem::replace(self, Storage::Memory) {
+            drop(gathered);
             // SAFETY: the only connection on this pool is closed.
             let _ = unsafe { pool.uninstall() };
             OPEN.with(|open| open.borrow_mut().remove(name));
