@@ -996,3 +996,26 @@ async fn watch_query_rows_hashes_every_part() {
     assert!(watch(&mut db, "SELECT id FROM f", JsValue::UNDEFINED, false, &h).is_none());
     assert_ne!(watch(&mut db, "SELECT id FROM f", JsValue::UNDEFINED, true, "").expect("bytes form").0, h);
 }
+
+#[wasm_bindgen_test]
+async fn values_reach_two_gib_minus_one_and_one_byte_more_is_too_big_naming_the_limit() {
+    let mut db = open_mem(1024.0).await;
+    // zeroblob's bytes are never made: its length alone is checked.
+    assert_eq!(scalar(&mut db, "SELECT length(zeroblob(2147483647)) AS n"), "2147483647");
+    let e = db.query_bytes("SELECT zeroblob(2147483648)", JsValue::UNDEFINED).expect_err("over the limit");
+    let (code, errno, message) = error_parts(&e);
+    assert_eq!((code.as_str(), errno), ("SQLITE_TOOBIG", Some(18.0)));
+    assert!(message.contains("2147483647 bytes (2 GiB − 1)"), "{message}");
+
+    // Bytes one over the limit are refused before they are copied into
+    // wasm memory (an untouched 2 GiB buffer costs no real memory here).
+    exec(&mut db, "CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB)", JsValue::UNDEFINED);
+    let over = Uint8Array::new_with_length(1 << 31);
+    let e = db.execute("INSERT INTO t(data) VALUES (?)", params(&[over.into()])).expect_err("over the limit");
+    let (code, errno, message) = error_parts(&e);
+    assert_eq!((code.as_str(), errno), ("SQLITE_TOOBIG", Some(18.0)));
+    assert!(message.contains("parameter 1: the value is 2147483648 bytes, over the limit of 2147483647 bytes"), "{message}");
+    assert_eq!(scalar(&mut db, "SELECT count(*) AS n FROM t"), "0");
+    exec(&mut db, "INSERT INTO t(data) VALUES (?)", params(&[bytes(&[1, 2, 3])]));
+    assert_eq!(scalar(&mut db, "SELECT count(*) AS n FROM t"), "1");
+}

@@ -9,6 +9,37 @@ use super::Error;
 /// Largest integer a JS `number` holds exactly: 2^53 − 1.
 pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
+/// The longest TEXT or BLOB, and the longest row, in bytes: 2 GiB − 1,
+/// SQLite's hard limit (it counts lengths in a signed 32-bit integer; the
+/// wasm is compiled with `SQLITE_MAX_LENGTH` at it, above the default 10^9).
+/// A row's length includes its record header, a few bytes per column, so
+/// the largest value a row can hold is that much less: 2,147,483,640 bytes
+/// beside an `INTEGER PRIMARY KEY`.
+pub const MAX_LENGTH: u64 = (1 << 31) - 1;
+
+/// Refuses parameter `label`'s value of `len` bytes over [`MAX_LENGTH`]
+/// before any of it is read, with SQLite's code for it, `SQLITE_TOOBIG`.
+///
+/// ```
+/// use resq_wasm::codec::value::{check_length, MAX_LENGTH};
+/// assert!(check_length(MAX_LENGTH, || "parameter 1".into()).is_ok());
+/// let e = check_length(MAX_LENGTH + 1, || "parameter 1".into()).unwrap_err();
+/// assert_eq!(e.errno(), Some(18));
+/// assert!(e.to_string().starts_with("parameter 1: "));
+/// ```
+pub fn check_length(len: u64, label: impl FnOnce() -> String) -> Result<(), Error> {
+    if len <= MAX_LENGTH {
+        return Ok(());
+    }
+    Err(Error::Sqlite { errno: 18, message: format!("{}: the value is {len} bytes, over the limit of {MAX_LENGTH} bytes (2 GiB − 1) for a TEXT or BLOB", label()) })
+}
+
+/// SQLite's own message for a value or row over the limit, with the limit
+/// named (SQLite's says only "string or blob too big").
+pub fn too_big(message: &str) -> String {
+    format!("{message}: a TEXT, BLOB or row may hold at most {MAX_LENGTH} bytes (2 GiB − 1), a row's including a few bytes per column")
+}
+
 /// An arena keeps at most this much capacity between calls. `WebAssembly.Memory`
 /// never shrinks, but memory handed back to the allocator is reused by SQLite.
 pub const ARENA_KEEP_BYTES: usize = 1 << 20;

@@ -3,6 +3,7 @@
 //! incremental I/O. The handle is closed when its owner drops it.
 
 use super::handle::{BlobHandle, Statement};
+use crate::codec::value::too_big;
 use crate::codec::{Error, Result};
 use sqlite_wasm_rs as ffi;
 use std::borrow::Cow;
@@ -70,6 +71,9 @@ impl Conn {
         };
         if self.quota && (errno & 0xff == ffi::SQLITE_FULL || (errno == ffi::SQLITE_IOERR_WRITE && self.short_write())) {
             return Error::Quota(format!("the origin's storage quota is used up; free space (delete rows, then VACUUM) or ask for more with navigator.storage.persist() (SQLite: {message})"));
+        }
+        if errno == ffi::SQLITE_TOOBIG {
+            return Error::Sqlite { errno, message: too_big(&message) };
         }
         Error::Sqlite { errno, message }
     }

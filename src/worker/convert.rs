@@ -4,7 +4,7 @@
 //! `ResqError`.
 
 use crate::codec::params::{plan, Supplied};
-use crate::codec::value::{Arena, Value};
+use crate::codec::value::{check_length, Arena, Value};
 use crate::codec::Error;
 use js_sys::{Array, ArrayBuffer, BigInt, JsString, Object, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
@@ -86,6 +86,7 @@ pub fn bind_params(params: &Params, names: &[Option<String>], arena: &mut Arena,
             let Some(blobs) = blobs.as_deref_mut() else {
                 return Err(Error::BadParam(format!("{}: a Blob or File of 4 MB or more streams into the cell a write stores it in, which this call cannot do (execute, query and queryBytes can); read it into a Uint8Array for this call", label())));
             };
+            check_length(blob.size() as u64, &label)?;
             arena.push(Value::Streamed(blob.size() as u64));
             blobs.push(blob.clone());
             labels.push(label());
@@ -123,6 +124,7 @@ fn push_value(arena: &mut Arena, v: &JsValue, label: impl Fn() -> String) -> Res
         }
         arena.push_text(&String::from(s));
     } else if let Some(bytes) = as_bytes(v) {
+        check_length(bytes.length() as u64, &label)?;
         arena.push_blob_with(bytes.length() as usize, |dst| bytes.copy_to(dst));
     } else if v.is_undefined() {
         return bad("undefined is not a SQLite value (use null)".into());

@@ -464,7 +464,7 @@ const SQL_ERRORS = [
     (db) => db.execute("DELETE FROM child; CREATE TABLE more(x); INSERT INTO canary(name) VALUES ('row 2'); DELETE FROM canary"),
     { errno: 2067 },
   ),
-  row("a value over SQLite's length limit", 'SQLITE_TOOBIG', (db) => db.query('SELECT length(zeroblob(2000000000)) AS n'), { errno: 18, message: /too big/ }),
+  row("a value over SQLite's length limit", 'SQLITE_TOOBIG', (db) => db.query('SELECT length(zeroblob(2147483648)) AS n'), { errno: 18, message: /too big/ }),
   row('an integer overflow', 'SQLITE_ERROR', (db) => db.query('SELECT abs(-9223372036854775807 - 1) AS n'), { errno: 1, message: /integer overflow/ }),
   row('100,000 nested parentheses', 'SQLITE_ERROR', (db) => db.query(`SELECT ${'('.repeat(100000)}1${')'.repeat(100000)} AS x`), { errno: 1 }),
   row(

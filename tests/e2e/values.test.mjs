@@ -162,6 +162,34 @@ test('BLOBs around the transfer threshold and of 1 MB come back byte for byte', 
   for (const r of got) assert.deepEqual(r, { size: r.size, n: r.size, query: true, queryBytes: true });
 });
 
+test('values reach 2 GiB − 1: SQL has the limit, and a File or SQL value one byte over is SQLITE_TOOBIG naming it, with nothing stored', async (t) => {
+  const got = await onDb(t, async (db) => {
+    const fail = (p) => p.then(() => 'resolved', (e) => ({ code: e.code, errno: e.errno, message: e.message }));
+    await db.execute('CREATE TABLE m(id INTEGER PRIMARY KEY, data BLOB)');
+    const [{ n }] = await db.query('SELECT length(zeroblob(2147483647)) AS n');
+    // 2 GiB as 2,048 references to one MiB: the browser copies nothing.
+    const mib = new Blob([new Uint8Array(1 << 20).fill(7)]);
+    const over = new File(Array(2048).fill(mib), 'too-big.bin');
+    const file = await fail(db.execute('INSERT INTO m(data) VALUES (?)', [over]));
+    const sql = await fail(db.execute('INSERT INTO m(data) VALUES (zeroblob(2147483648))'));
+    const [{ rows }] = await db.query('SELECT count(*) AS rows FROM m');
+    await db.execute('INSERT INTO m(data) VALUES (?)', [new Uint8Array([1, 2, 3])]);
+    const [{ after }] = await db.query('SELECT count(*) AS after FROM m');
+    return { n, size: over.size, file, sql, rows, after };
+  });
+  assert.equal(got.n, 2147483647);
+  assert.equal(got.size, 2 ** 31);
+  for (const e of [got.file, got.sql]) {
+    assert.equal(typeof e, 'object', `refused, got ${e}`);
+    assert.equal(e.code, 'SQLITE_TOOBIG');
+    assert.equal(e.errno, 18);
+    assert.match(e.message, /2147483647 bytes \(2 GiB − 1\)/);
+  }
+  assert.match(got.file.message, /parameter 1: the value is 2147483648 bytes/);
+  assert.equal(got.rows, 0);
+  assert.equal(got.after, 1);
+});
+
 test('invalid UTF-8 in a stored TEXT comes back as U+FFFD from query and queryBytes', async (t) => {
   const got = await onDb(t, async (db) => {
     await db.execute("CREATE TABLE s(v TEXT); INSERT INTO s VALUES (CAST(x'ff' AS TEXT)), (CAST(x'61ff62c3' AS TEXT))");
