@@ -7,6 +7,6 @@ bash scripts/build.sh
 # `tabs` drives two pages (benches/tabs.mjs), `demo` the demo app
 # (benches/demo.mjs); the others are one page module each.
 case "${1:-}" in
-  tabs | demo | follower-cost) node "benches/$1.mjs" ;;
+  tabs | demo | follower-cost | big-file) node "benches/$1.mjs" ;;
   *) node benches/run.mjs "$@" ;;
 esac

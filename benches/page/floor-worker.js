@@ -35,3 +35,40 @@ self.onmessage = async ({ data }) => {
     self.postMessage({ ok: true });
   }
 };
+
+// The floors of a media file: `writeFile` streams a File into its own OPFS
+// file (chunks as the browser's reader gives them) and flushes;
+// `streamOut` reads that file back in 1 MiB chunks, each in a fresh buffer
+// transferred to the page, as a stream of a stored value would.
+const files = new Map();
+async function own(name) {
+  if (!files.has(name)) {
+    const dir = await navigator.storage.getDirectory();
+    files.set(name, await (await dir.getFileHandle(name, { create: true })).createSyncAccessHandle());
+  }
+  return files.get(name);
+}
+self.addEventListener('message', async ({ data }) => {
+  if (data.op === 'writeFile') {
+    const h = await own('floor-file.bin');
+    h.truncate(0);
+    let at = 0;
+    for await (const chunk of data.file.stream()) at += h.write(chunk, { at });
+    h.flush();
+    self.postMessage({ written: at });
+  } else if (data.op === 'streamOut') {
+    const h = await own('floor-file.bin');
+    const size = h.getSize();
+    for (let at = 0; at < size; at += 1 << 20) {
+      const out = new Uint8Array(Math.min(1 << 20, size - at));
+      h.read(out, { at });
+      self.postMessage({ chunk: out }, [out.buffer]);
+    }
+    self.postMessage({ done: size });
+  } else if (data.op === 'dropFile') {
+    files.get('floor-file.bin')?.close();
+    files.delete('floor-file.bin');
+    await (await navigator.storage.getDirectory()).removeEntry('floor-file.bin').catch(() => {});
+    self.postMessage({ ok: true });
+  }
+});

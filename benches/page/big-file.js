@@ -1,0 +1,93 @@
+// The largest value a row holds, from a File on disk (benches/big-file.mjs
+// puts the file in the page's <input>): stored with one INSERT, read back
+// with blobStream, each timed beside the raw OPFS floor of the same bytes
+// in the same run (a bare worker streaming the File into a sync access
+// handle and flushing; reading it back in 1 MiB chunks transferred to the
+// page). Also: the worker's wasm memory after both, the bytes compared
+// whole (untimed), and a value one byte longer refused.
+import { open } from 'resq-wasm';
+import { floorWorker, probe } from './measure.js';
+
+const MiB = 1 << 20;
+
+function floorCall(w, msg, onChunk) {
+  return new Promise((resolve) => {
+    w.onmessage = ({ data }) => {
+      if (data.chunk) onChunk(data.chunk);
+      else resolve(data);
+    };
+    w.postMessage(msg);
+  });
+}
+
+async function floor(file) {
+  const w = new Worker(new URL('./floor-worker.js', import.meta.url));
+  let t0 = performance.now();
+  const { written } = await floorCall(w, { op: 'writeFile', file });
+  const write = performance.now() - t0;
+  let read = 0;
+  t0 = performance.now();
+  await floorCall(w, { op: 'streamOut' }, (c) => (read += c.byteLength));
+  const readMs = performance.now() - t0;
+  await floorCall(w, { op: 'dropFile' });
+  w.terminate();
+  if (written !== file.size || read !== file.size) throw new Error(`floor moved ${written} / ${read} of ${file.size} bytes`);
+  return { write, read: readMs };
+}
+
+/** Compares the stored value with the file, 16 MiB at a time. */
+async function same(db, id, file) {
+  const reader = db.blobStream('m', 'data', id).getReader();
+  let at = 0;
+  let pending = new Uint8Array(0);
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (value) {
+      const joined = new Uint8Array(pending.length + value.length);
+      joined.set(pending);
+      joined.set(value, pending.length);
+      pending = joined;
+    }
+    while (pending.length >= 16 * MiB || (done && pending.length)) {
+      const n = Math.min(16 * MiB, pending.length);
+      const want = new Uint8Array(await file.slice(at, at + n).arrayBuffer());
+      for (let i = 0; i < n; i++) if (pending[i] !== want[i]) return `differs at byte ${at + i}`;
+      at += n;
+      pending = pending.slice(n);
+    }
+    if (done) return at === file.size ? true : `${at} of ${file.size} bytes`;
+  }
+}
+
+export async function run({ passes = 2 } = {}) {
+  const file = document.querySelector('input[type=file]').files[0];
+  const rows = [];
+  for (let pass = 1; pass <= passes; pass++) {
+    // Order flipped between passes: the floor first, then the engine; then the other way.
+    const engineFirst = pass % 2 === 0;
+    let f = engineFirst ? null : await floor(file);
+    const name = `big-file-${pass}-${Math.random().toString(36).slice(2, 8)}.db`;
+    const db = await open(name);
+    await db.execute('CREATE TABLE m(id INTEGER PRIMARY KEY, data BLOB)');
+    let t0 = performance.now();
+    const { lastInsertRowid: id } = await db.execute('INSERT INTO m(data) VALUES (?)', [file]);
+    const insert = performance.now() - t0;
+    let streamed = 0;
+    t0 = performance.now();
+    for await (const chunk of db.blobStream('m', 'data', id)) streamed += chunk.byteLength;
+    const read = performance.now() - t0;
+    const memory = await probe(name, 'memory');
+    const exact = await same(db, id, file);
+    // One byte longer than the largest row: refused, nothing stored.
+    const over = new File([file, new Uint8Array(1)], 'over.bin');
+    const refused = await db.execute('INSERT INTO m(data) VALUES (?)', [over]).then(() => 'stored', (e) => `${e.code}: ${e.message}`);
+    const [{ rows: count }] = await db.query('SELECT count(*) AS rows FROM m');
+    await db.close();
+    if (engineFirst) f = await floor(file);
+    const mbps = (ms) => file.size / MiB / (ms / 1000);
+    const common = { size: file.size, wasmMemory: memory, exact, refused, rowsAfter: count, streamed };
+    rows.push({ workload: 'INSERT the File', config: `pass ${pass}`, median: insert, n: 1, mbps: mbps(insert), floorMs: f.write, floorMbps: mbps(f.write), ratio: f.write / insert, ...common });
+    rows.push({ workload: 'blobStream it back', config: `pass ${pass}`, median: read, n: 1, mbps: mbps(read), floorMs: f.read, floorMbps: mbps(f.read), ratio: f.read / read, ...common });
+  }
+  return rows;
+}
