@@ -3,7 +3,9 @@
 // the record header beside an INTEGER PRIMARY KEY) made on disk, picked
 // through an <input type=file> as a person would, stored and read back
 // (benches/page/big-file.js), two passes with the floor and the engine in
-// opposite orders. RESQ_BIG_FILE_BYTES sets another size.
+// opposite orders. RESQ_BIG_FILE_BYTES sets another size;
+// RESQ_BIG_FILE_ENGINES (comma-separated: /pkg/, /target/variants/<name>/)
+// compares builds of the package in the same passes (benches/variants.sh).
 // Results: benches/results/<time>-big-file.json, and a table on stdout.
 
 import { chromium } from 'playwright-core';
@@ -30,6 +32,7 @@ const path = resolve(work, 'big.bin');
   }
   closeSync(fd);
 }
+const engines = (process.env.RESQ_BIG_FILE_ENGINES ?? '/pkg/').split(',');
 const server = await serveWithProbe(root);
 const profile = mkdtempSync(resolve(tmpdir(), 'resq-bench-'));
 const browser = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
@@ -39,17 +42,17 @@ try {
   await page.goto(`${server.url}benches/page/index.html`);
   await page.evaluate(() => document.body.append(Object.assign(document.createElement('input'), { type: 'file' })));
   await page.setInputFiles('input[type=file]', path);
-  const rows = await page.evaluate(async () => (await import('./big-file.js')).run(), undefined, { timeout: 0 });
+  const rows = await page.evaluate(async (engines) => (await import('./big-file.js')).run({ engines }), engines, { timeout: 0 });
   const fmt = (x) => x.toFixed(x < 10 ? 2 : 0);
   console.log(`\n### a ${SIZE.toLocaleString('en')}-byte File\n`);
-  console.log('| workload | pass | ms | MB/s | floor ms | floor MB/s | engine ÷ floor throughput | wasm memory MB | bytes exact |\n|---|---|---:|---:|---:|---:|---:|---:|---|');
-  for (const r of rows) console.log(`| ${r.workload} | ${r.config} | ${fmt(r.median)} | ${fmt(r.mbps)} | ${fmt(r.floorMs)} | ${fmt(r.floorMbps)} | ${r.ratio.toFixed(2)} | ${(r.wasmMemory / 2 ** 20).toFixed(1)} | ${r.exact} |`);
+  console.log('| workload | engine | pass | ms | MB/s | floor ms | floor MB/s | engine ÷ floor throughput | wasm memory MB | bytes exact |\n|---|---|---|---:|---:|---:|---:|---:|---:|---|');
+  for (const r of rows) console.log(`| ${r.workload} | ${r.engine} | ${r.pass} | ${fmt(r.median)} | ${fmt(r.mbps)} | ${fmt(r.floorMs)} | ${fmt(r.floorMbps)} | ${r.ratio.toFixed(2)} | ${r.wasmMemory === null ? '' : (r.wasmMemory / 2 ** 20).toFixed(1)} | ${r.exact} |`);
   console.log(`\none byte more: ${rows[0].refused}; rows after: ${rows[0].rowsAfter}`);
   const out = resolve(root, 'benches/results');
   mkdirSync(out, { recursive: true });
   const file = resolve(out, `${new Date().toISOString().slice(0, 19).replace(/:/g, '-')}-big-file.json`);
   const ua = await page.evaluate(() => navigator.userAgent);
-  writeFileSync(file, JSON.stringify({ name: 'big-file', date: new Date().toISOString(), userAgent: ua, size: SIZE, rows }, null, 1));
+  writeFileSync(file, JSON.stringify({ name: 'big-file', date: new Date().toISOString(), userAgent: ua, size: SIZE, engines, rows }, null, 1));
   console.log(`\nraw figures: ${file}`);
 } finally {
   await browser.close();

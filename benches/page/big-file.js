@@ -5,8 +5,7 @@
 // handle and flushing; reading it back in 1 MiB chunks transferred to the
 // page). Also: the worker's wasm memory after both, the bytes compared
 // whole (untimed), and a value one byte longer refused.
-import { open } from 'resq-wasm';
-import { floorWorker, probe } from './measure.js';
+import { probe } from './measure.js';
 
 const MiB = 1 << 20;
 
@@ -59,13 +58,33 @@ async function same(db, id, file) {
   }
 }
 
-export async function run({ passes = 2 } = {}) {
+/**
+ * `engines`: the package as served (`/pkg/`, the probe worker's, whose
+ * wasm memory is read), or other builds of it (`/target/variants/<name>/`,
+ * benches/variants.sh), each stored and read in every pass.
+ */
+export async function run({ passes = 2, engines = ['/pkg/'] } = {}) {
   const file = document.querySelector('input[type=file]').files[0];
   const rows = [];
   for (let pass = 1; pass <= passes; pass++) {
-    // Order flipped between passes: the floor first, then the engine; then the other way.
-    const engineFirst = pass % 2 === 0;
-    let f = engineFirst ? null : await floor(file);
+    // Order flipped between passes: the floor first, then the engines; then the other way.
+    const second = pass % 2 === 0;
+    const order = second ? [...engines].reverse() : engines;
+    const f = second ? null : await floor(file);
+    for (const engine of order) rows.push(...(await once(engine, pass, file)));
+    const floorMs = f ?? (await floor(file));
+    const mbps = (ms) => file.size / MiB / (ms / 1000);
+    for (const r of rows.filter((r) => r.pass === pass)) {
+      const ms = r.workload.startsWith('INSERT') ? floorMs.write : floorMs.read;
+      Object.assign(r, { floorMs: ms, floorMbps: mbps(ms), ratio: ms / r.median });
+    }
+  }
+  return rows;
+}
+
+async function once(engine, pass, file) {
+  const { open } = await import(`${engine}index.js`);
+  {
     const name = `big-file-${pass}-${Math.random().toString(36).slice(2, 8)}.db`;
     const db = await open(name);
     await db.execute('CREATE TABLE m(id INTEGER PRIMARY KEY, data BLOB)');
@@ -76,18 +95,18 @@ export async function run({ passes = 2 } = {}) {
     t0 = performance.now();
     for await (const chunk of db.blobStream('m', 'data', id)) streamed += chunk.byteLength;
     const read = performance.now() - t0;
-    const memory = await probe(name, 'memory');
+    const memory = engine === '/pkg/' ? await probe(name, 'memory') : null;
     const exact = await same(db, id, file);
     // One byte longer than the largest row: refused, nothing stored.
     const over = new File([file, new Uint8Array(1)], 'over.bin');
     const refused = await db.execute('INSERT INTO m(data) VALUES (?)', [over]).then(() => 'stored', (e) => `${e.code}: ${e.message}`);
     const [{ rows: count }] = await db.query('SELECT count(*) AS rows FROM m');
     await db.close();
-    if (engineFirst) f = await floor(file);
     const mbps = (ms) => file.size / MiB / (ms / 1000);
-    const common = { size: file.size, wasmMemory: memory, exact, refused, rowsAfter: count, streamed };
-    rows.push({ workload: 'INSERT the File', config: `pass ${pass}`, median: insert, n: 1, mbps: mbps(insert), floorMs: f.write, floorMbps: mbps(f.write), ratio: f.write / insert, ...common });
-    rows.push({ workload: 'blobStream it back', config: `pass ${pass}`, median: read, n: 1, mbps: mbps(read), floorMs: f.read, floorMbps: mbps(f.read), ratio: f.read / read, ...common });
+    const common = { pass, engine, size: file.size, wasmMemory: memory, exact, refused, rowsAfter: count, streamed };
+    return [
+      { workload: 'INSERT the File', config: `pass ${pass}`, median: insert, n: 1, mbps: mbps(insert), ...common },
+      { workload: 'blobStream it back', config: `pass ${pass}`, median: read, n: 1, mbps: mbps(read), ...common },
+    ];
   }
-  return rows;
 }

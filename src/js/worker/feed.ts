@@ -126,13 +126,23 @@ export async function writeStreams(c: Engine, streams: Blob[]): Promise<void> {
         for (let at = 0; at < blob.size; at += STREAM_CHUNK) c.streamWrite(i, at, blob.read(at, scratch));
         continue;
       }
-      for (let at = 0; at < blob.size; at += STREAM_CHUNK) {
+      // The next chunk is read while this one is written: the browser reads
+      // a Blob off the worker's thread, so the two overlap (JS holds two
+      // chunks, wasm memory one).
+      const read = (at: number) => {
+        const p = blob.slice(at, at + STREAM_CHUNK).arrayBuffer();
+        p.catch(() => {}); // awaited below; a chunk never awaited (a write failed) is not unhandled
+        return p;
+      };
+      let next = blob.size > 0 ? read(0) : undefined;
+      for (let at = 0; next; at += STREAM_CHUNK) {
         let chunk: ArrayBuffer;
         try {
-          chunk = await blob.slice(at, at + STREAM_CHUNK).arrayBuffer();
+          chunk = await next;
         } catch (err) {
           throw refusal('RESQ_BAD_PARAM', `a Blob parameter could not be read: ${String(err)}`);
         }
+        next = at + STREAM_CHUNK < blob.size ? read(at + STREAM_CHUNK) : undefined;
         c.streamWrite(i, at, new Uint8Array(chunk));
       }
     }
