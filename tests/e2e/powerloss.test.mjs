@@ -7,7 +7,9 @@
 // some torn at a sector boundary — and opens each with SQLite: integrity
 // ok, every acknowledged transaction there with its bytes' hashes right, no
 // partial transaction. `RESQ_POWERLOSS_IMAGES` sets the count (npm test: a
-// reduced run; npm run stress: thousands).
+// reduced run; npm run stress: thousands); `RESQ_POWERLOSS_PAGE_SIZES` the
+// page sizes, each its own database and record (npm test: the default,
+// 8192; npm run stress: 4096, 8192 and 65536).
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,6 +21,7 @@ import { start } from './harness.mjs';
 import { inPage } from './util.mjs';
 
 const IMAGES = Number(process.env.RESQ_POWERLOSS_IMAGES ?? 200);
+const PAGE_SIZES = (process.env.RESQ_POWERLOSS_PAGE_SIZES ?? '8192').split(',').map(Number);
 const checker = resolve(import.meta.dirname, '../powerloss/images.py');
 
 let h;
@@ -30,15 +33,16 @@ after(async () => {
 });
 
 /** Runs the workload in the page; returns the record and each transaction's row count. */
-async function record(name, seed) {
+async function record(name, seed, pageSize) {
   return inPage(
     h.page,
-    async ({ open, probe }, { name, seed }) => {
+    async ({ open, probe }, { name, seed, pageSize }) => {
       let x = seed;
       const rand = () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648);
       const hex = async (b) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (v) => v.toString(16).padStart(2, '0')).join('');
       const bytes = (n) => Uint8Array.from({ length: n }, () => (rand() * 256) | 0);
       const db = await open(name);
+      await db.execute(`PRAGMA page_size = ${pageSize}`);
       await db.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, tx INTEGER, k INTEGER, sum TEXT, data BLOB)');
       await probe(name, 'mark', 0);
       const txs = {};
@@ -78,7 +82,7 @@ async function record(name, seed) {
       };
       return { txs, log: log.map((e) => (e[0] === 'w' ? [e[0], e[1], e[2], b64(e[3])] : e)) };
     },
-    { name, seed },
+    { name, seed, pageSize },
   );
 }
 
@@ -95,19 +99,21 @@ function images(rec, db, extra = []) {
   }
 }
 
-test(`power loss at ${IMAGES} random points of a recorded workload: every acknowledged transaction survives whole, none is partial, integrity ok`, async (t) => {
-  const name = 'powerloss.db';
-  const rec = await record(name, 12345);
-  const r = images(rec, name);
-  t.diagnostic(`images ${r.images}, log entries ${r.entries}, failures ${r.failures}, commits ${r.commits}, flushes per commit: median ${r.flushesPerCommit}, range ${r.flushesPerCommitRange}`);
-  assert.equal(r.images, IMAGES);
-  assert.equal(r.failures, 0, JSON.stringify(r.first));
-  assert.ok(r.commits >= 39 && r.flushesPerCommit >= 1, JSON.stringify(r));
+for (const pageSize of PAGE_SIZES) {
+  test(`power loss at ${IMAGES} random points of a recorded workload, ${pageSize}-byte pages: every acknowledged transaction survives whole, none is partial, integrity ok`, async (t) => {
+    const name = `powerloss-${pageSize}.db`;
+    const rec = await record(name, 12345, pageSize);
+    const r = images(rec, name);
+    t.diagnostic(`page size ${pageSize}: images ${r.images}, log entries ${r.entries}, failures ${r.failures}, commits ${r.commits}, flushes per commit: median ${r.flushesPerCommit}, range ${r.flushesPerCommitRange}`);
+    assert.equal(r.images, IMAGES);
+    assert.equal(r.failures, 0, JSON.stringify(r.first));
+    assert.ok(r.commits >= 39 && r.flushesPerCommit >= 1, JSON.stringify(r));
 
-  // The check bites: the same record with every flush after the schema
-  // ignored (a storage layer that stops flushing) loses acknowledged
-  // transactions.
-  const broken = images(rec, name, ['--ignore-flushes']);
-  t.diagnostic(`with flushes ignored: ${broken.failures} of ${broken.images} images fail, e.g. ${broken.first[0]?.why}`);
-  assert.ok(broken.failures > 0, 'ignoring flushes must lose acknowledged transactions');
-});
+    // The check bites: the same record with every flush after the schema
+    // ignored (a storage layer that stops flushing) loses acknowledged
+    // transactions.
+    const broken = images(rec, name, ['--ignore-flushes']);
+    t.diagnostic(`page size ${pageSize}, with flushes ignored: ${broken.failures} of ${broken.images} images fail, e.g. ${broken.first[0]?.why}`);
+    assert.ok(broken.failures > 0, 'ignoring flushes must lose acknowledged transactions');
+  });
+}

@@ -22,7 +22,7 @@ import { resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '../..');
 const SUITES = {
-  powerloss: { file: 'tests/e2e/powerloss.test.mjs', env: { RESQ_POWERLOSS_IMAGES: '3000' } },
+  powerloss: { file: 'tests/e2e/powerloss.test.mjs', env: { RESQ_POWERLOSS_IMAGES: '10000', RESQ_POWERLOSS_PAGE_SIZES: '4096,8192,65536' } },
   quota: { file: 'tests/e2e/quota.test.mjs', env: {} },
   soak: { file: 'tests/e2e/soak.test.mjs', env: { RESQ_SOAK_OPS: '20000' } },
   kill: { file: 'tests/e2e/kill.test.mjs', env: { RESQ_KILL_TRIALS: '300' } },
