@@ -182,6 +182,25 @@ async function coldStart(engine, rows) {
   }
   samples.sort((a, b) => a - b);
   rows.push({ workload: 'W6', row: 'cold start: new Worker → first answer', engine, median: samples[1], p95: samples[2], n: 3 });
+  // Reopen: a database made and closed before, opened again in a new
+  // worker, to the first answer read from it (sql.js keeps nothing).
+  if (engine === 'sql.js') return;
+  const name = unique(engine, 'reopen');
+  const made = await openEngine(opened, name);
+  await made.exec('CREATE TABLE t(x)');
+  await made.exec('INSERT INTO t VALUES (7)');
+  await made.close();
+  const again = [];
+  for (let i = 0; i < 3; i++) {
+    const t0 = performance.now();
+    const e = await openEngine(opened, name);
+    const [{ x }] = await e.query('SELECT x FROM t');
+    again.push(performance.now() - t0);
+    check(x === 7, 'W6 reopen');
+    await (i < 2 ? e.close() : closeEngine(e));
+  }
+  again.sort((a, b) => a - b);
+  rows.push({ workload: 'W6', row: 'reopen: new Worker → first row of a database made before', engine, median: again[1], p95: again[2], n: 3 });
 }
 
 async function floors(rows, bytesBySize) {
