@@ -14,6 +14,7 @@
 //! assert_eq!(w.as_bytes(), br#"[{"id":1,"data":"aGk="}]"#);
 //! ```
 
+pub mod ahead;
 pub mod backup;
 pub mod changes;
 pub mod error;

@@ -25,13 +25,12 @@
 //!
 //! Reads are the mirror: SQLite reads a value's pages one by one too (an
 //! 8 MB value at 8 KB pages is 1,024 reads), each through the same costly
-//! call. A read that starts where the file's last read ended reads ahead,
-//! 64 KB the first time and twice as much each time after, up to
-//! [`LIMIT`]; the next reads are copied from there. A read elsewhere ends
-//! it, so a B-tree's scattered reads read nothing extra (experiment 012).
-//! Whatever is written over the range read ahead (through the pool, held
-//! writes included once they are written) or a truncate drops it.
+//! call, so reads that continue each other are read ahead
+//! ([`ReadAhead`]). Whatever is written over the range read ahead (through
+//! the pool, held writes included once they are written) or a truncate
+//! drops it; nothing is read ahead over writes still held.
 
+use crate::codec::ahead::ReadAhead;
 use crate::codec::{Error, Result};
 use sqlite_wasm_rs as ffi;
 use std::ffi::{c_char, c_int, c_void, CString};
@@ -102,9 +101,6 @@ impl Drop for Gathered {
     }
 }
 
-/// The first read ahead, in bytes; each one after is twice the last.
-const FIRST_AHEAD: usize = 64 << 10;
-
 /// One open file: SQLite's handle, the pool's file right after it in the
 /// same allocation, the writes held back and the bytes read ahead.
 #[repr(C)]
@@ -114,13 +110,7 @@ struct File {
     held: Vec<u8>,
     /// The file offset of `held[0]`.
     at: i64,
-    /// Bytes of the pool's file from `ahead_at` on, as it was read.
-    ahead: Vec<u8>,
-    ahead_at: i64,
-    /// Where the last read ended: a read from there continues it.
-    read_end: i64,
-    /// How much the next read ahead reads (0: none since the last jump).
-    window: usize,
+    ahead: ReadAhead,
 }
 
 /// Where the pool's file starts, 8-byte aligned.
@@ -152,58 +142,12 @@ impl File {
         if self.held.is_empty() {
             return ffi::SQLITE_OK;
         }
-        self.overwrite(self.at, self.end());
+        self.ahead.overwritten(self.at as u64, self.end() as u64);
         let write = self.methods().xWrite.expect("the pool's files write");
         // SAFETY: the pool's file is open; `held` is live for the call.
         let rc = unsafe { write(self.inner, self.held.as_ptr().cast(), self.held.len() as c_int, self.at) };
         self.held.clear();
         rc
-    }
-
-    /// The pool's file changes in `[from, to)`: bytes read ahead there are stale.
-    fn overwrite(&mut self, from: i64, to: i64) {
-        if !self.ahead.is_empty() && from < self.ahead_at + self.ahead.len() as i64 && to > self.ahead_at {
-            self.ahead.clear();
-        }
-    }
-
-    /// Copies `[off, off + out.len())` from the bytes read ahead, if they hold it.
-    fn from_ahead(&self, out: &mut [u8], off: i64) -> bool {
-        let end = self.ahead_at + self.ahead.len() as i64;
-        if self.ahead.is_empty() || off < self.ahead_at || off + out.len() as i64 > end {
-            return false;
-        }
-        let from = (off - self.ahead_at) as usize;
-        out.copy_from_slice(&self.ahead[from..from + out.len()]);
-        true
-    }
-
-    /// Reads ahead from `off` (where the last read ended) at least
-    /// `out.len()` bytes, if the pool's file has them and no held write
-    /// lies there, and copies `out` from them.
-    fn read_ahead(&mut self, out: &mut [u8], off: i64) -> bool {
-        self.window = (self.window * 2).clamp(FIRST_AHEAD, LIMIT);
-        let mut size = 0i64;
-        // SAFETY: the pool's file is open.
-        if unsafe { (self.methods().xFileSize.expect("the pool sizes files"))(self.inner, &mut size) } != ffi::SQLITE_OK {
-            return false;
-        }
-        let mut end = (off + self.window.max(out.len()) as i64).min(size);
-        if !self.held.is_empty() && self.end() > off {
-            end = end.min(self.at);
-        }
-        if end < off + out.len() as i64 {
-            return false;
-        }
-        self.ahead.resize((end - off) as usize, 0);
-        let read = self.methods().xRead.expect("the pool reads files");
-        // SAFETY: the pool's file is open; `ahead` is live and that long.
-        if unsafe { read(self.inner, self.ahead.as_mut_ptr().cast(), self.ahead.len() as c_int, off) } != ffi::SQLITE_OK {
-            self.ahead.clear();
-            return false;
-        }
-        self.ahead_at = off;
-        self.from_ahead(out, off)
     }
 }
 
@@ -214,10 +158,7 @@ unsafe extern "C" fn open(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, file:
             inner,
             held: Vec::new(),
             at: 0,
-            ahead: Vec::new(),
-            ahead_at: 0,
-            read_end: -1,
-            window: 0,
+            ahead: ReadAhead::default(),
         },);
     let vfs = under(vfs);
     let rc = ((*vfs).xOpen.expect("the pool opens files"))(vfs, name, inner, flags, out);
@@ -273,17 +214,30 @@ unsafe extern "C" fn read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c
         }
     }
     let out = std::slice::from_raw_parts_mut(buf.cast::<u8>(), amt as usize);
-    let continues = off == f.read_end;
-    f.read_end = off + amt as i64;
-    if f.from_ahead(out, off) {
-        return ffi::SQLITE_OK;
+    // SAFETY: the pool's file is open, its methods live as long.
+    let (inner, methods) = (f.inner, &*(*f.inner).pMethods);
+    let held = (!f.held.is_empty()).then(|| (f.at, f.end()));
+    // What may be read ahead: the pool's file from `off` on, up to the
+    // first write still held.
+    let available = || {
+        let mut size = 0i64;
+        if (methods.xFileSize.expect("the pool sizes files"))(inner, &mut size) != ffi::SQLITE_OK {
+            return 0;
+        }
+        if let Some((at, _)) = held.filter(|&(_, end)| end > off) {
+            size = size.min(at);
+        }
+        (size - off).max(0) as u64
+    };
+    let read = methods.xRead.expect("the pool reads files");
+    let from_pool = |at: u64, into: &mut [u8]| match read(inner, into.as_mut_ptr().cast(), into.len() as c_int, at as i64) {
+        ffi::SQLITE_OK => Ok(()),
+        rc => Err(rc),
+    };
+    match f.ahead.read(out, off as u64, available, from_pool) {
+        Ok(()) => ffi::SQLITE_OK,
+        Err(rc) => rc,
     }
-    if !continues {
-        f.window = 0;
-    } else if out.len() < LIMIT && f.read_ahead(out, off) {
-        return ffi::SQLITE_OK;
-    }
-    (f.methods().xRead.expect("the pool reads files"))(f.inner, buf, amt, off)
 }
 
 unsafe extern "C" fn write(file: *mut ffi::sqlite3_file, buf: *const c_void, amt: c_int, off: i64) -> c_int {
@@ -305,7 +259,7 @@ unsafe extern "C" fn write(file: *mut ffi::sqlite3_file, buf: *const c_void, amt
         }
     }
     if bytes.len() >= LIMIT {
-        f.overwrite(off, off + amt as i64);
+        f.ahead.overwritten(off as u64, (off + amt as i64) as u64);
         return (f.methods().xWrite.expect("the pool's files write"))(f.inner, buf, amt, off);
     }
     if f.held.capacity() == 0 {

@@ -17,6 +17,7 @@
 
 use super::conn::Conn;
 use crate::codec::backup::as_rollback_journal;
+use crate::codec::ahead::ReadAhead;
 use crate::codec::Result;
 use sqlite_wasm_rs::vfs::{
     register_vfs, AccessMode, DeviceCharacteristics, FileKind, LockLevel, OpenAccess, OpenOptions, OpenRequest, OpenedFile,
@@ -34,45 +35,12 @@ const FILE: &str = "import.db";
 /// the file), or says why it could not.
 pub type ReadAt = Box<dyn FnMut(u64, &mut [u8]) -> std::result::Result<(), String>>;
 
-/// Reads that continue the last one are read ahead this far (the copy
-/// into the database reads every page in order, each a call into JS).
-const AHEAD: usize = 1 << 20;
-
 struct Bytes {
     size: u64,
     read: ReadAt,
-    /// The file's bytes from `ahead_at` on: it never changes, so they stay
-    /// good until the next read ahead.
-    ahead: Vec<u8>,
-    ahead_at: u64,
-    /// Where the last read ended.
-    read_end: u64,
-}
-
-impl Bytes {
-    /// Fills `buf` from `offset` (all within the file).
-    fn fill(&mut self, offset: u64, buf: &mut [u8]) -> std::result::Result<(), String> {
-        let end = offset + buf.len() as u64;
-        let continues = offset == self.read_end;
-        self.read_end = end;
-        if offset >= self.ahead_at && end <= self.ahead_at + self.ahead.len() as u64 {
-            let from = (offset - self.ahead_at) as usize;
-            buf.copy_from_slice(&self.ahead[from..from + buf.len()]);
-            return Ok(());
-        }
-        if !continues || buf.len() >= AHEAD {
-            return (self.read)(offset, buf);
-        }
-        let n = (self.size - offset).min(AHEAD as u64) as usize;
-        self.ahead.resize(n, 0);
-        if let Err(e) = (self.read)(offset, &mut self.ahead) {
-            self.ahead.clear();
-            return Err(e);
-        }
-        self.ahead_at = offset;
-        buf.copy_from_slice(&self.ahead[..buf.len()]);
-        Ok(())
-    }
+    /// The copy into the database reads every page in order, each a call
+    /// into JS; the file never changes, so nothing drops what is read ahead.
+    ahead: ReadAhead,
 }
 
 type Current = Rc<RefCell<Option<Bytes>>>;
@@ -112,7 +80,7 @@ pub fn open(size: u64, read: ReadAt) -> Result<SourceDb> {
             .into_raw();
         REGISTERED.set(true);
     }
-    CURRENT.with(|c| c.borrow_mut().replace(Bytes { size, read, ahead: Vec::new(), ahead_at: 0, read_end: u64::MAX }));
+    CURRENT.with(|c| c.borrow_mut().replace(Bytes { size, read, ahead: ReadAhead::default() }));
     // Checking and copying read each page once or twice: a small cache will do.
     let opened = Conn::open_untrusted(FILE, VFS).and_then(|conn| conn.row("PRAGMA cache_size = -2048", |_| {}).map(|_| conn));
     match opened {
@@ -144,7 +112,8 @@ impl VfsFile for SourceFile {
         };
         let n = bytes.size.saturating_sub(offset).min(buf.len() as u64) as usize;
         if n > 0 {
-            bytes.fill(offset, &mut buf[..n]).map_err(|m| VfsError::new(VfsErrorCode::IoRead, m.into()))?;
+            let Bytes { size, read, ahead } = bytes;
+            ahead.read(&mut buf[..n], offset, || *size - offset, read).map_err(|m| VfsError::new(VfsErrorCode::IoRead, m.into()))?;
             as_rollback_journal(&mut buf[..n], offset);
         }
         Ok(n)

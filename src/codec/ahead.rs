@@ -1,0 +1,135 @@
+//! Reading ahead, for the VFSs whose every read is a costly call: the pool's
+//! files under `gather` and the imported file under `source`. SQLite reads a
+//! value or a copied database one page at a time; a read that starts where
+//! the last one ended reads ahead, 64 KB the first time and twice as much
+//! each time after, up to 1 MiB, and the reads after it are copied from
+//! there. A read elsewhere ends it, so scattered B-tree reads read nothing
+//! extra (benches/experiments/012-media-reads.md, 015-import-export.md).
+
+/// The first read ahead, in bytes; each one after is twice the last.
+const FIRST: usize = 64 << 10;
+/// The most one read ahead reads.
+pub const MOST: usize = 1 << 20;
+
+/// One file's bytes read ahead.
+#[derive(Default)]
+pub struct ReadAhead {
+    /// The file's bytes from `at` on, as they were read.
+    bytes: Vec<u8>,
+    at: u64,
+    /// Where the last read ended (`None` before the first): a read from
+    /// there continues it.
+    read_end: Option<u64>,
+    /// How much the next read ahead reads (0: none since the last jump).
+    window: usize,
+}
+
+impl ReadAhead {
+    /// Fills `out` with the file's bytes at `off`: from the bytes read ahead
+    /// if they hold them; else, when this read continues the last one and
+    /// `available()` (the bytes the file has from `off` on that may be read
+    /// ahead) covers it, by reading ahead with `read`; else with `read`
+    /// into `out` alone.
+    pub fn read<E>(&mut self, out: &mut [u8], off: u64, available: impl FnOnce() -> u64, mut read: impl FnMut(u64, &mut [u8]) -> Result<(), E>) -> Result<(), E> {
+        let end = off + out.len() as u64;
+        let continues = self.read_end == Some(off);
+        self.read_end = Some(end);
+        if self.copy(out, off) {
+            return Ok(());
+        }
+        if !continues || out.len() >= MOST {
+            self.window = 0;
+            return read(off, out);
+        }
+        self.window = (self.window * 2).clamp(FIRST, MOST);
+        let n = (self.window.max(out.len()) as u64).min(available()) as usize;
+        if n < out.len() {
+            return read(off, out);
+        }
+        self.bytes.resize(n, 0);
+        if let Err(e) = read(off, &mut self.bytes) {
+            self.bytes.clear();
+            return Err(e);
+        }
+        self.at = off;
+        out.copy_from_slice(&self.bytes[..out.len()]);
+        Ok(())
+    }
+
+    /// The file changes in `[from, to)`: bytes read ahead there are stale.
+    pub fn overwritten(&mut self, from: u64, to: u64) {
+        if !self.bytes.is_empty() && from < self.at + self.bytes.len() as u64 && to > self.at {
+            self.bytes.clear();
+        }
+    }
+
+    /// Forgets every byte read ahead (the file was truncated).
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+    }
+
+    fn copy(&self, out: &mut [u8], off: u64) -> bool {
+        if self.bytes.is_empty() || off < self.at || off + out.len() as u64 > self.at + self.bytes.len() as u64 {
+            return false;
+        }
+        let from = (off - self.at) as usize;
+        out.copy_from_slice(&self.bytes[from..from + out.len()]);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of `n` bytes, each its offset's low byte; counts the reads.
+    fn file(n: u64) -> (impl Fn(u64, &mut [u8]) -> Result<(), ()>, std::rc::Rc<std::cell::Cell<usize>>) {
+        let calls = std::rc::Rc::new(std::cell::Cell::new(0));
+        let c = calls.clone();
+        let read = move |off: u64, buf: &mut [u8]| {
+            assert!(off + buf.len() as u64 <= n, "read past the end");
+            c.set(c.get() + 1);
+            buf.iter_mut().enumerate().for_each(|(i, b)| *b = (off + i as u64) as u8);
+            Ok(())
+        };
+        (read, calls)
+    }
+
+    #[test]
+    fn reads_in_order_read_ahead_and_scattered_reads_do_not() {
+        let size = 8 << 20;
+        let (read, calls) = file(size);
+        let mut ahead = ReadAhead::default();
+        let mut page = [0u8; 8192];
+        for i in 0..1024u64 {
+            ahead.read(&mut page, i * 8192, || size - i * 8192, &read).unwrap();
+            assert!(page.iter().enumerate().all(|(j, &b)| b == (i * 8192 + j as u64) as u8));
+        }
+        // 1,024 pages: the first alone, then 64 KB, 128 KB … 1 MiB windows.
+        assert!(calls.get() < 16, "{} reads", calls.get());
+        let before = calls.get();
+        for i in [700u64, 3, 512, 90] {
+            ahead.read(&mut page, i * 8192 + 1, || size, &read).unwrap();
+        }
+        assert_eq!(calls.get() - before, 4, "a scattered read reads only itself");
+    }
+
+    #[test]
+    fn a_write_over_the_bytes_read_ahead_drops_them_and_the_end_is_never_passed() {
+        let size = 100_000;
+        let (read, calls) = file(size);
+        let mut ahead = ReadAhead::default();
+        let mut buf = [0u8; 1000];
+        ahead.read(&mut buf, 0, || size, &read).unwrap();
+        ahead.read(&mut buf, 1000, || size - 1000, &read).unwrap();
+        let n = calls.get();
+        ahead.read(&mut buf, 2000, || size - 2000, &read).unwrap();
+        assert_eq!(calls.get(), n, "served from the bytes read ahead");
+        ahead.overwritten(5000, 5001);
+        ahead.read(&mut buf, 3000, || size - 3000, &read).unwrap();
+        assert_eq!(calls.get(), n + 1, "read again after the write");
+        // Near the end, the read ahead stops at what is available.
+        ahead.read(&mut buf, 99_000, || 1000, &read).unwrap();
+        ahead.read(&mut buf[..500], 99_500, || 500, &read).unwrap();
+    }
+}
