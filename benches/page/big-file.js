@@ -34,28 +34,15 @@ async function floor(file) {
   return { write, read: readMs };
 }
 
-/** Compares the stored value with the file, 16 MiB at a time. */
+/** Compares the stored value with the file, chunk by chunk. */
 async function same(db, id, file) {
-  const reader = db.blobStream('m', 'data', id).getReader();
   let at = 0;
-  let pending = new Uint8Array(0);
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (value) {
-      const joined = new Uint8Array(pending.length + value.length);
-      joined.set(pending);
-      joined.set(value, pending.length);
-      pending = joined;
-    }
-    while (pending.length >= 16 * MiB || (done && pending.length)) {
-      const n = Math.min(16 * MiB, pending.length);
-      const want = new Uint8Array(await file.slice(at, at + n).arrayBuffer());
-      for (let i = 0; i < n; i++) if (pending[i] !== want[i]) return `differs at byte ${at + i}`;
-      at += n;
-      pending = pending.slice(n);
-    }
-    if (done) return at === file.size ? true : `${at} of ${file.size} bytes`;
+  for await (const chunk of db.blobStream('m', 'data', id)) {
+    const want = new Uint8Array(await file.slice(at, at + chunk.length).arrayBuffer());
+    for (let i = 0; i < chunk.length; i++) if (chunk[i] !== want[i]) return `differs at byte ${at + i}`;
+    at += chunk.length;
   }
+  return at === file.size ? true : `${at} of ${file.size} bytes`;
 }
 
 /**

@@ -9,6 +9,7 @@ const handle = navigator.storage
   .then((file) => file.createSyncAccessHandle());
 
 self.onmessage = async ({ data }) => {
+  if (MEDIA_OPS[data.op]) return MEDIA_OPS[data.op](data);
   const h = await handle;
   if (data.op === 'write') {
     h.write(data.bytes, { at: 0 });
@@ -48,15 +49,16 @@ async function own(name) {
   }
   return files.get(name);
 }
-self.addEventListener('message', async ({ data }) => {
-  if (data.op === 'writeFile') {
+const MEDIA_OPS = {
+  async writeFile({ file }) {
     const h = await own('floor-file.bin');
     h.truncate(0);
     let at = 0;
-    for await (const chunk of data.file.stream()) at += h.write(chunk, { at });
+    for await (const chunk of file.stream()) at += h.write(chunk, { at });
     h.flush();
     self.postMessage({ written: at });
-  } else if (data.op === 'streamOut') {
+  },
+  async streamOut() {
     const h = await own('floor-file.bin');
     const size = h.getSize();
     for (let at = 0; at < size; at += 1 << 20) {
@@ -65,10 +67,11 @@ self.addEventListener('message', async ({ data }) => {
       self.postMessage({ chunk: out }, [out.buffer]);
     }
     self.postMessage({ done: size });
-  } else if (data.op === 'dropFile') {
+  },
+  async dropFile() {
     files.get('floor-file.bin')?.close();
     files.delete('floor-file.bin');
     await (await navigator.storage.getDirectory()).removeEntry('floor-file.bin').catch(() => {});
     self.postMessage({ ok: true });
-  }
-});
+  },
+};
