@@ -16,6 +16,7 @@
 
 pub mod ahead;
 pub mod backup;
+pub mod batch;
 pub mod changes;
 pub mod error;
 pub mod hash;

@@ -81,6 +81,12 @@ impl Value {
             Some(Value::Real(n))
         }
     }
+
+    /// [`Value::from_number`], with the refusal of NaN and ±Infinity
+    /// naming parameter `label`.
+    pub fn number(n: f64, label: impl FnOnce() -> String) -> Result<Value, Error> {
+        Value::from_number(n).ok_or_else(|| Error::BadParam(format!("{}: {n} is not a finite number", label())))
+    }
 }
 
 /// Whether an INTEGER result fits a JS `number` exactly; outside, `query`

@@ -3,6 +3,7 @@
 import { exportStream, importInto } from './backup.js';
 import { ResqError, badParam } from './errors.js';
 import type { Link, Watcher } from './link.js';
+import { encodeBatch } from './batch.js';
 import { USED, prepareParams, type Outgoing, type Params } from './params.js';
 import type { Cell, Op, QueryResult, Range, Replies, Requests, RunResult } from './protocol.js';
 import { decodeRows, type Row } from './rows.js';
@@ -440,7 +441,9 @@ export class Database implements Transaction {
       // `sql` is checked by the worker, which must check it anyway.
       if (op === 'executeBatch') {
         if (!Array.isArray(params)) throw badParam('executeBatch takes an array of parameter sets');
-        fields = { sql, sets: params.map((p) => prepareParams(p, threshold, out)) } as Requests[K];
+        const encoded = encodeBatch(params);
+        if (encoded) out.transfer.add(encoded.buffer);
+        fields = (encoded ? { sql, encoded } : { sql, sets: params.map((p) => prepareParams(p, threshold, out)) }) as Requests[K];
       } else {
         fields = { sql, params: prepareParams(params, threshold, out) } as Requests[K];
       }

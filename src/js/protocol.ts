@@ -48,7 +48,8 @@ export interface Requests {
   };
   query: { sql: string; params?: unknown; tx?: true };
   queryBytes: { sql: string; params?: unknown; tx?: true };
-  executeBatch: { sql: string; sets: unknown[]; tx?: true };
+  /** The sets as values, or `encoded` by `batch.ts` when they all can be. */
+  executeBatch: { sql: string; sets?: unknown[]; encoded?: Uint8Array; tx?: true };
   readBlob: Cell & Range;
   blobFile: Cell & { type: string };
   blobStreamOpen: Cell & Range;

@@ -108,10 +108,7 @@ fn push_value(arena: &mut Arena, v: &JsValue, label: impl Fn() -> String) -> Res
     } else if let Some(b) = v.as_bool() {
         arena.push(Value::Integer(b as i64));
     } else if let Some(n) = v.as_f64() {
-        match Value::from_number(n) {
-            Some(value) => arena.push(value),
-            None => return bad(format!("{n} is not a finite number")),
-        }
+        arena.push(Value::number(n, &label)?);
     } else if v.is_bigint() {
         let big: BigInt = v.clone().unchecked_into();
         match i64::try_from(big) {

@@ -7,6 +7,7 @@ use super::calls::Calls;
 use super::convert::{bind_params, error_to_js, integer_to_js, Params};
 use super::db::{Db, Figures, Rows};
 use super::storage::Storage;
+use crate::codec::batch::Batch;
 use crate::codec::hash::ResultHash;
 use crate::codec::value::Arena;
 use crate::codec::{name, Error};
@@ -239,6 +240,19 @@ impl Connection {
             bind_params(&params, names, arena, None)
         };
         let figures = self.db.execute_batch(sql, sets.length() as usize, &mut bind).map_err(|e| js_err(e.with_sql(sql)))?;
+        Ok(figures_to_js(figures))
+    }
+
+    /// `executeBatch` of sets the page encoded into one buffer
+    /// ([`crate::codec::batch`]).
+    #[wasm_bindgen(js_name = executeBatchEncoded)]
+    pub fn execute_batch_encoded(&mut self, sql: &str, encoded: &[u8]) -> JsResult<JsValue> {
+        self.db.drop_read_handle();
+        let mut batch = Batch::new(encoded).map_err(js_err)?;
+        let sets = batch.len();
+        // `execute_batch` binds set 0, 1, … in order, each once.
+        let mut bind = |_: usize, names: &[Option<String>], arena: &mut Arena| batch.bind_next(names, arena).map(|()| Vec::new());
+        let figures = self.db.execute_batch(sql, sets, &mut bind).map_err(|e| js_err(e.with_sql(sql)))?;
         Ok(figures_to_js(figures))
     }
 

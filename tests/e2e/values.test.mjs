@@ -50,6 +50,8 @@ const CASES = [
   ['quotes and backslashes', ...str(`"double" 'single' \`back\` \\ / \\u0041`)],
   ['control characters', ...str('\u0000nul\u0001\u0008\t\n\f\r\u001b\u001f\u007f\u0085\u2028\u2029')],
   ['SQL-looking text', ...str("'); DROP TABLE vals; --")],
+  ['two-byte UTF-8', ...str('café ñ ß Ωμέγα')],
+  ['a long string of every UTF-8 width', ...str('aé€𝄞'.repeat(40))],
   ['BLOB of 0 bytes', 'new Uint8Array(0)', 'blob', bytes()],
   ['BLOB of 1 byte', 'new Uint8Array([0])', 'blob', bytes(0)],
   ['BLOB of 2 bytes', 'new Uint8Array([0, 255])', 'blob', bytes(0, 255)],
@@ -101,6 +103,70 @@ test('values round-trip through query and queryBytes, stored and bound directly'
       if (type === 'blob') assert.equal(r.own, true, 'a BLOB is a Uint8Array with its own buffer');
     });
   }
+});
+
+test('executeBatch stores every value as execute does, in array sets and in object sets', async (t) => {
+  // The page encodes such batches into one buffer (src/js/batch.ts); a set
+  // holding a Blob goes the other way, and so does this one's last batch.
+  const got = await onDb(
+    t,
+    async (db, { plain }, sources) => {
+      await db.execute('CREATE TABLE vals(id INTEGER PRIMARY KEY, v)');
+      const values = sources.map((src) => (0, eval)(`(${src})`));
+      const n = values.length;
+      await db.executeBatch('INSERT INTO vals(id, v) VALUES (?, ?)', values.map((v, i) => [i, v]));
+      await db.executeBatch('INSERT INTO vals(v, id) VALUES (:v, $id)', values.map((v, i) => ({ v, id: n + i })));
+      await db.executeBatch('INSERT INTO vals(id, v) VALUES (?, ?)', [...values.map((v, i) => [2 * n + i, v]), [3 * n, new Blob(['b'])]]);
+      const rows = await db.query('SELECT id, v, typeof(v) AS t FROM vals ORDER BY id');
+      return rows.map((r) => plain({ v: r.v, t: r.t }));
+    },
+    CASES.map((c) => c[1]),
+  );
+  const n = CASES.length;
+  assert.equal(got.length, 3 * n + 1, 'every row stored');
+  for (const [i, [label, , type, expected]] of CASES.entries()) {
+    await t.test(label, () => {
+      assert.deepEqual(got[i], { v: expected, t: type }, 'array set');
+      assert.deepEqual(got[n + i], { v: expected, t: type }, 'object set');
+      assert.deepEqual(got[2 * n + i], { v: expected, t: type }, 'a batch with a Blob');
+    });
+  }
+});
+
+test('executeBatch: a value the encoding has no place for is refused as in execute, and nothing of the batch stays', async (t) => {
+  const got = await onDb(t, async (db) => {
+    await db.execute('CREATE TABLE vals(id INTEGER PRIMARY KEY, v)');
+    const sets = (bad) => [[1, 'a'], [2, 'b'], [3, bad], [4, 'd']];
+    const cases = {
+      short: '\uD800 lone',
+      long: 'x'.repeat(100) + '\uDC00',
+      big: 2n ** 64n,
+      undef: undefined,
+      nan: NaN,
+    };
+    const out = {};
+    for (const [k, v] of Object.entries(cases)) {
+      try {
+        await db.executeBatch('INSERT INTO vals(id, v) VALUES (?, ?)', sets(v));
+        out[k] = 'stored';
+      } catch (e) {
+        out[k] = `${e.code}: ${e.message}`;
+      }
+    }
+    out.key = await db.executeBatch('INSERT INTO vals(id, v) VALUES (:id, :v)', [{ id: 1, v: 1, '\uD800': 1 }]).then(() => 'stored', (e) => `${e.code}: ${e.message}`);
+    out.rows = (await db.query('SELECT count(*) AS n FROM vals'))[0].n;
+    await db.executeBatch('INSERT INTO vals(id, v) VALUES (?, ?)', sets('c'));
+    out.after = (await db.query('SELECT count(*) AS n FROM vals'))[0].n;
+    return out;
+  });
+  assert.match(got.short, /^RESQ_BAD_PARAM: parameter set 3: parameter 2: the string has a lone surrogate/);
+  assert.match(got.long, /^RESQ_BAD_PARAM: parameter set 3: parameter 2: the string has a lone surrogate/);
+  assert.match(got.big, /^RESQ_BAD_PARAM: parameter set 3: parameter 2: the bigint is outside the 64-bit integer range/);
+  assert.match(got.undef, /^RESQ_BAD_PARAM: parameter set 3: parameter 2: undefined is not a SQLite value/);
+  assert.match(got.nan, /^RESQ_BAD_PARAM: parameter set 3: parameter 2: NaN is not a finite number/);
+  assert.match(got.key, /^RESQ_BAD_PARAM: parameter set 1: /);
+  assert.equal(got.rows, 0, 'nothing of a refused batch stays');
+  assert.equal(got.after, 4, 'the next batch works');
 });
 
 test('JSON.parse(queryBytes) equals query, except BLOB (base64) and bigint columns', async (t) => {

@@ -16,6 +16,7 @@ export type Executed = RunResult & { streams?: Blob[] };
 export interface Engine {
   execute: (sql: string, params: unknown) => Executed;
   executeBatch: (sql: string, sets: unknown[]) => RunResult;
+  executeBatchEncoded: (sql: string, encoded: Uint8Array) => RunResult;
   query: (sql: string, params: unknown) => QueryResult;
   queryBytes: (sql: string, params: unknown) => Uint8Array;
   watchQuery: (sql: string, params: unknown, bytes: boolean, previous: string) => WatchResult | null;

@@ -65,8 +65,14 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
   },
   async executeBatch(req) {
     const c = connection();
-    const runs = batchRuns(req.sets);
-    if (runs.length === 1) return c.executeBatch(req.sql, await Promise.all(req.sets.map(inlineSmall)));
+    if (req.encoded !== undefined) {
+      // A wrong type here would trap the instance (see STRING_FIELDS).
+      if (!(req.encoded instanceof Uint8Array)) throw refusal('RESQ_BAD_PARAM', 'executeBatch: the encoded parameter sets are not bytes');
+      return c.executeBatchEncoded(req.sql, req.encoded);
+    }
+    const sets = req.sets ?? [];
+    const runs = batchRuns(sets);
+    if (runs.length === 1) return c.executeBatch(req.sql, await Promise.all(sets.map(inlineSmall)));
     // In parts, each with no more small Blobs read than the budget, inside
     // one savepoint: still all or nothing.
     c.execute('SAVEPOINT resq_batches', undefined);
@@ -74,10 +80,10 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     let lastInsertRowid: number | bigint = 0;
     try {
       for (const [start, end] of runs) {
-        const sets = await Promise.all(req.sets.slice(start, end).map(inlineSmall));
+        const part = await Promise.all(sets.slice(start, end).map(inlineSmall));
         let r;
         try {
-          r = c.executeBatch(req.sql, sets);
+          r = c.executeBatch(req.sql, part);
         } catch (err) {
           throw renumbered(err, start);
         }
