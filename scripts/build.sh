@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the npm package into pkg/ from scratch or incrementally:
-# cargo (Rust + SQLite → wasm) → wasm-bindgen (JS glue) → wasm-opt -O3 (npm
+# cargo (Rust + SQLite → wasm; again with SQLite3 Multiple Ciphers, the
+# `cipher` feature, for open(name, { key }): a second wasm that only users
+# of `key` download) → wasm-bindgen (JS glue, one for both) → wasm-opt -O3 (npm
 # `binaryen`; Debian's binaryen 108 breaks wasm-bindgen's externref table;
 # RESQ_NO_WASM_OPT=1 skips it for quick local rebuilds) → tsc (the page
 # client and the worker entry, with their .d.ts) → esbuild (the worker
@@ -10,17 +12,30 @@ cd "$(dirname "$0")/.."
 
 cargo build --release --target wasm32-unknown-unknown
 target=${CARGO_TARGET_DIR:-target}
+CARGO_TARGET_DIR=$target/cipher cargo build --release --target wasm32-unknown-unknown --features cipher
 raw=$target/wasm32-unknown-unknown/release/resq_wasm.wasm
+raw_cipher=$target/cipher/wasm32-unknown-unknown/release/resq_wasm.wasm
 out=pkg/wasm
 # The stamp records whether pkg/wasm is optimized, so a quick local build
 # (RESQ_NO_WASM_OPT=1) is redone by the next full one.
 want_stamp=$([ -z "${RESQ_NO_WASM_OPT:-}" ] && echo optimized || echo plain)
-if [ ! -f "$out/resq_wasm_bg.wasm" ] || [ "$raw" -nt "$out/resq_wasm_bg.wasm" ] ||
+if [ ! -f "$out/resq_wasm_bg.wasm" ] || [ ! -f "$out/resq_wasm_cipher_bg.wasm" ] ||
+   [ "$raw" -nt "$out/resq_wasm_bg.wasm" ] || [ "$raw_cipher" -nt "$out/resq_wasm_cipher_bg.wasm" ] ||
    [ "$(cat "$target/pkg-wasm.stamp" 2>/dev/null)" != "$want_stamp" ]; then
-  rm -rf "$out"
+  rm -rf "$out" "$target/cipher-glue"
   wasm-bindgen --target web --out-dir "$out" --out-name resq_wasm "$raw"
+  wasm-bindgen --target web --out-dir "$target/cipher-glue" --out-name resq_wasm "$raw_cipher"
+  # The page's worker drives either wasm with the one glue: their imports
+  # and exports must be the same (the glue differs in comments at most).
+  if ! diff <(grep -v '^ *//' "$out/resq_wasm.js") <(grep -v '^ *//' "$target/cipher-glue/resq_wasm.js") > /dev/null; then
+    echo "build.sh: the wasm with ciphers needs other glue than the plain one" >&2
+    exit 1
+  fi
+  mv "$target/cipher-glue/resq_wasm_bg.wasm" "$out/resq_wasm_cipher_bg.wasm"
   if [ "$want_stamp" = optimized ]; then
-    node_modules/.bin/wasm-opt -O3 "$out/resq_wasm_bg.wasm" -o "$out/resq_wasm_bg.wasm"
+    for w in resq_wasm_bg resq_wasm_cipher_bg; do
+      node_modules/.bin/wasm-opt -O3 "$out/$w.wasm" -o "$out/$w.wasm"
+    done
   fi
   echo "$want_stamp" > "$target/pkg-wasm.stamp"
 fi
@@ -34,4 +49,6 @@ node_modules/.bin/esbuild pkg/worker.js --bundle --format=esm --allow-overwrite 
 # nothing else imports them, so they do not ship.
 rm -rf pkg/worker pkg/stage.js pkg/stage.d.ts
 node scripts/wasm-url.mjs pkg/worker.js
-echo "built pkg/: wasm $(wc -c < "$out/resq_wasm_bg.wasm") bytes, gzip $(gzip -9c "$out/resq_wasm_bg.wasm" | wc -c) bytes"
+for w in resq_wasm_bg resq_wasm_cipher_bg; do
+  echo "built pkg/wasm/$w.wasm: $(wc -c < "$out/$w.wasm") bytes, gzip $(gzip -9c "$out/$w.wasm" | wc -c) bytes"
+done

@@ -20,7 +20,7 @@ fn unique(prefix: &str) -> String {
 }
 
 async fn open_opfs(name: &str) -> Connection {
-    Connection::open(name.into(), "opfs".into(), 1024.0)
+    Connection::open(name.into(), "opfs".into(), 1024.0, JsValue::UNDEFINED)
         .await
         .unwrap_or_else(|e| panic!("open {name:?} on OPFS failed: {}", describe(&e)))
 }
@@ -130,7 +130,7 @@ async fn opening_an_open_name_again_is_locked() {
     let mut first = open_opfs(&name).await;
     exec(&mut first, "CREATE TABLE t(v); INSERT INTO t VALUES (1)", JsValue::UNDEFINED);
 
-    let second = Connection::open(name.clone(), "opfs".into(), 1024.0).await;
+    let second = Connection::open(name.clone(), "opfs".into(), 1024.0, JsValue::UNDEFINED).await;
     let outcome = match &second {
         Ok(_) => "the second open succeeded".to_string(),
         Err(e) => describe(e),

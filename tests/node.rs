@@ -14,7 +14,7 @@ use wasm_bindgen_test::*;
 
 /// A private in-memory database with this blob transfer threshold.
 async fn open_mem(threshold: f64) -> Connection {
-    Connection::open(":memory:".into(), "memory".into(), threshold)
+    Connection::open(":memory:".into(), "memory".into(), threshold, JsValue::UNDEFINED)
         .await
         .unwrap_or_else(|e| panic!("open :memory: failed: {}", describe(&e)))
 }
@@ -137,7 +137,7 @@ async fn open_memory_and_close() {
 
 #[wasm_bindgen_test]
 async fn open_rejects_unknown_storage() {
-    let e = Connection::open("x.db".into(), "indexeddb".into(), 1024.0).await.err().expect("unknown storage fails");
+    let e = Connection::open("x.db".into(), "indexeddb".into(), 1024.0, JsValue::UNDEFINED).await.err().expect("unknown storage fails");
     let (code, _, message) = error_parts(&e);
     assert_eq!(code, "RESQ_BAD_PARAM");
     assert!(message.contains("indexeddb"), "{message}");

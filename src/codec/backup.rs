@@ -62,19 +62,7 @@ pub fn check_header(head: &[u8], size: u64) -> Result<Header> {
     if &head[..16] != MAGIC {
         return Err(not_a_database("it does not start with \"SQLite format 3\""));
     }
-    let page_size = match u16::from_be_bytes([head[16], head[17]]) {
-        1 => 65536,
-        n if n >= 512 && n.is_power_of_two() => n as u64,
-        n => return Err(not_a_database(&format!("its page size ({n}) is not one SQLite uses"))),
-    };
-    // Versions 1 (rollback journal) and 2 (WAL), the same for reading and
-    // writing; above 2 SQLite refuses to read (or to write) the file.
-    if !matches!((head[18], head[19]), (1, 1) | (2, 2)) {
-        return Err(not_a_database(&format!("its file format versions ({}, {}) are not ones SQLite 3 reads and writes", head[18], head[19])));
-    }
-    if head[21..24] != [64, 32, 32] {
-        return Err(not_a_database("its payload fractions are not SQLite's"));
-    }
+    let page_size = layout(head)?;
     if !size.is_multiple_of(page_size) {
         return Err(damaged(format!("{size} bytes is not a whole number of {page_size}-byte pages (truncated?)")));
     }
@@ -88,6 +76,43 @@ pub fn check_header(head: &[u8], size: u64) -> Result<Header> {
         return Err(damaged(format!("its header gives {said} pages of {page_size} bytes, but the file holds {pages} (truncated or cut short?)")));
     }
     Ok(Header { page_size, pages })
+}
+
+/// Bytes 16 to 23 of the header: the page size, the format versions, the
+/// reserved bytes per page and the payload fractions. Returns the page size.
+fn layout(head: &[u8]) -> Result<u64> {
+    let page_size = match u16::from_be_bytes([head[16], head[17]]) {
+        1 => 65536,
+        n if n >= 512 && n.is_power_of_two() => n as u64,
+        n => return Err(not_a_database(&format!("its page size ({n}) is not one SQLite uses"))),
+    };
+    // Versions 1 (rollback journal) and 2 (WAL), the same for reading and
+    // writing; above 2 SQLite refuses to read (or to write) the file.
+    if !matches!((head[18], head[19]), (1, 1) | (2, 2)) {
+        return Err(not_a_database(&format!("its file format versions ({}, {}) are not ones SQLite 3 reads and writes", head[18], head[19])));
+    }
+    if head[21..24] != [64, 32, 32] {
+        return Err(not_a_database("its payload fractions are not SQLite's"));
+    }
+    Ok(page_size)
+}
+
+/// Whether a file whose first bytes are `head` is an encrypted database, as
+/// SQLite3 Multiple Ciphers writes one: its first 16 bytes are not SQLite's
+/// (they are the key's salt), and bytes 16 to 23 are SQLite's header in the
+/// clear, with bytes reserved on each page (for the cipher's nonce and tag).
+///
+/// ```
+/// use resq_wasm::codec::backup::looks_encrypted;
+/// let mut head = [0xa7u8; 24];
+/// head[16..24].copy_from_slice(&[0x20, 0x00, 1, 1, 32, 64, 32, 32]);
+/// assert!(looks_encrypted(&head));
+/// head[20] = 0;
+/// assert!(!looks_encrypted(&head), "no bytes reserved for a cipher");
+/// assert!(!looks_encrypted(b"hello, this is a text file"));
+/// ```
+pub fn looks_encrypted(head: &[u8]) -> bool {
+    head.len() >= 24 && &head[..16] != MAGIC && head[20] > 0 && layout(head).is_ok()
 }
 
 /// Shows a WAL-mode header as a rollback-journal one: `bytes` were read from

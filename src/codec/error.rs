@@ -26,6 +26,9 @@ pub enum Error {
     Range(String),
     /// No such table, column or rowid for a blob method.
     NotFound(String),
+    /// The key does not open the database: wrong, missing, or given for a
+    /// plain file.
+    BadKey(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -42,6 +45,7 @@ impl Error {
             Error::Unsupported(_) => "RESQ_UNSUPPORTED",
             Error::Range(_) => "RESQ_RANGE",
             Error::NotFound(_) => "RESQ_NOT_FOUND",
+            Error::BadKey(_) => "RESQ_BAD_KEY",
         }
     }
 
@@ -79,7 +83,8 @@ impl fmt::Display for Error {
             | Error::Quota(m)
             | Error::Unsupported(m)
             | Error::Range(m)
-            | Error::NotFound(m) => f.write_str(m),
+            | Error::NotFound(m)
+            | Error::BadKey(m) => f.write_str(m),
         }
     }
 }
@@ -230,6 +235,7 @@ mod tests {
         check(Error::BadParam("x".into()), "RESQ_BAD_PARAM");
         check(Error::Closed, "RESQ_CLOSED");
         check(Error::Range("x".into()), "RESQ_RANGE");
+        check(Error::BadKey("x".into()), "RESQ_BAD_KEY");
     }
 
     #[test]

@@ -46,8 +46,10 @@ export interface OpenOptions {
    */
   transactionTimeout?: number;
   /**
-   * Encryption at rest. Not built into this version: any `key` is refused
-   * with RESQ_UNSUPPORTED, never ignored.
+   * Encryption at rest (ChaCha20-Poly1305, SQLite3 Multiple Ciphers): a
+   * passphrase, or 32 raw bytes (used as the key, with no derivation). A
+   * wrong or missing key, or a key for a plain database, rejects with
+   * RESQ_BAD_KEY. OPFS only. See docs/API.md, "Encryption at rest".
    */
   key?: string | Uint8Array;
 }
@@ -65,7 +67,6 @@ function checkOptions(options: unknown): number {
     if (!OPTIONS.has(k)) throw badParam(`open() has no option "${k}" (it takes ${[...OPTIONS].join(', ')})`);
   }
   const o = options as OpenOptions;
-  if (o.key !== undefined) throw new ResqError('RESQ_UNSUPPORTED', 'encryption is not built into this version: open() cannot take a key');
   const timeout = o.transactionTimeout ?? DEFAULT_TRANSACTION_TIMEOUT;
   if (typeof timeout !== 'number' || !(timeout > 0)) throw badParam('transactionTimeout must be a number of milliseconds, more than 0 (Infinity: never)');
   return timeout;
@@ -106,7 +107,8 @@ export async function open(name: string, options: OpenOptions = {}): Promise<Dat
   if (storage === 'opfs' && !globalThis.navigator?.storage?.getDirectory) {
     throw new ResqError('RESQ_UNSUPPORTED', "this browser has no origin private file system (OPFS); use { storage: 'memory' }");
   }
-  const link = new Link({ name, storage, blobTransferThreshold: threshold === Infinity ? -1 : threshold, timeout });
+  // The worker checks the key (and that a memory database takes none).
+  const link = new Link({ name, storage, blobTransferThreshold: threshold === Infinity ? -1 : threshold, timeout, key: options.key });
   await link.ready;
   return new Database(link, threshold, timeout, () => link.close());
 }

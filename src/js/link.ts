@@ -25,7 +25,8 @@
 
 import { Client } from './client.js';
 import { ResqError } from './errors.js';
-import { transfersOf, type BrokerReply, type BrokerRequest, type Hello, type Op, type Push, type Replies, type Requests, type Storage, type WatchResult } from './protocol.js';
+import { keyBytes, keyProof } from './keyproof.js';
+import { ENCRYPTED_WORKER_NAME, WORKER_NAME, transfersOf, type BrokerReply, type BrokerRequest, type Hello, type KeyProof, type KeyVerdict, type Op, type Push, type Replies, type Requests, type Storage, type WatchResult } from './protocol.js';
 
 export interface LinkOptions {
   name: string;
@@ -34,6 +35,8 @@ export interface LinkOptions {
   blobTransferThreshold: number;
   /** `transactionTimeout`, ms. */
   timeout: number;
+  /** `key`, as `open` took it: its presence picks the wasm with ciphers. */
+  key?: unknown;
 }
 
 /** A live query as this tab keeps it, to register again with each new leader. */
@@ -351,7 +354,9 @@ export class Link {
   }
 
   async #leadWhileHeld(): Promise<void> {
-    const worker = startWorker(() => new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: `resq-wasm: ${this.#opts.name}` }));
+    // The name tells the worker which wasm to load as it starts (see worker.ts).
+    const name = `${this.#opts.key === undefined ? WORKER_NAME : ENCRYPTED_WORKER_NAME}${this.#opts.name}`;
+    const worker = startWorker(() => new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name }));
     const client = this.#newClient(worker);
     let ended!: () => void;
     const end = new Promise<void>((r) => (ended = r));
@@ -367,8 +372,8 @@ export class Link {
     const lock = `resq-wasm-worker:${uuid()}`;
     let graceful = false;
     try {
-      const { name, storage, blobTransferThreshold, timeout } = this.#opts;
-      await client.call('open', { name, storage, blobTransferThreshold, timeout, lock, tab: this.#tabLock });
+      const { name, storage, blobTransferThreshold, timeout, key } = this.#opts;
+      await client.call('open', { name, storage, blobTransferThreshold, timeout, lock, tab: this.#tabLock, ...(key === undefined ? {} : { key }) });
     } catch (err) {
       worker.terminate();
       throw err;
@@ -418,14 +423,17 @@ export class Link {
     // that worker's end (its lifetime lock), then asks again.
     let ended = false;
     let client: Client | null = null;
-    const hello = new Promise<boolean>((r) => {
+    let leaderEnded!: () => void;
+    const leaderGone = new Promise<null>((r) => (leaderEnded = () => r(null)));
+    const hello = new Promise<Hello | false>((r) => {
       port1.onmessage = (e) => {
-        if ((e.data as Hello)?.hello === true) r(true);
+        if ((e.data as Hello)?.hello === true) r(e.data as Hello);
       };
       navigator.locks
         .request(lock, { signal: this.#stop.signal }, () => {
           ended = true;
           r(false);
+          leaderEnded();
           port1.close();
           if (client) this.#lose(client, 'the tab that held the database closed, reloaded or crashed');
           if (!this.#client && !this.#closed && !this.#down) setTimeout(() => void this.#follow(), RETRY_MS);
@@ -433,12 +441,38 @@ export class Link {
         .catch(() => r(false));
     });
     const alive = await hello;
+    const keyed = alive && (await this.#proveKey(alive, port1, leaderGone));
     this.#following = false;
-    if (!alive || ended || this.#closed || this.#leading || attempt !== this.#attempt) return port1.close();
+    if (!keyed || ended || this.#closed || this.#leading || attempt !== this.#attempt) return port1.close();
     port1.onmessage = null;
     client = this.#newClient(port1);
     port1.start();
     this.#connect(client);
+  }
+
+  /**
+   * Whether this tab may follow the leader that said `hello` on `port`: a
+   * plain database for a tab without a key, or an encrypted one whose
+   * challenge this tab's key answers (keyproof.ts). Otherwise this link
+   * fails with RESQ_BAD_KEY, and none of its calls runs.
+   */
+  async #proveKey(hello: Hello, port: MessagePort, leaderGone: Promise<null>): Promise<boolean> {
+    const key = keyBytes(this.#opts.key);
+    const { name } = this.#opts;
+    let refusal: string | null = null;
+    if (!hello.encrypted && key) refusal = `${name} is not encrypted: open it without a key (rekey() encrypts a plain database)`;
+    else if (hello.encrypted && !key) refusal = `${name} is encrypted: open it with its key`;
+    else if (hello.encrypted && key && hello.challenge) {
+      const verdict = new Promise<boolean>((r) => (port.onmessage = (e) => r((e.data as KeyVerdict)?.keyOk === true)));
+      port.postMessage({ proof: await keyProof(key, hello.challenge) } satisfies KeyProof);
+      // A leader that goes before its verdict: follow the next one.
+      const ok = await Promise.race([verdict, leaderGone]);
+      if (ok === null) return false;
+      if (!ok) refusal = `the key does not open ${name}`;
+    }
+    if (refusal === null) return true;
+    this.#fatal(new ResqError('RESQ_BAD_KEY', refusal));
+    return false;
   }
 
   /** A client on `port`, whose pushes and notices come here. */

@@ -28,7 +28,7 @@ export interface Requests {
    * its end). `tab`: the page's tab id (see {@link Numbered}); `timeout`:
    * its `transactionTimeout`.
    */
-  open: { name: string; storage: Storage; blobTransferThreshold: number; lock: string; tab: string; timeout: number };
+  open: { name: string; storage: Storage; blobTransferThreshold: number; lock: string; tab: string; timeout: number; key?: unknown };
   /**
    * `staged`: the parameters hold staged blobs ({@link StagedRef}) to store.
    * `tx` (these four ops): a `transaction()` callback's call, whose SQL may
@@ -131,7 +131,27 @@ export interface WatchResult {
 /** A leader's worker to a following tab, first, on its new port. */
 export interface Hello {
   hello: true;
+  /** The database is encrypted: the tab answers `challenge` with a {@link KeyProof} (keyproof.ts). */
+  encrypted: boolean;
+  challenge?: Uint8Array;
 }
+
+/** A following tab's answer to the challenge of an encrypted database's worker. */
+export interface KeyProof {
+  proof: Uint8Array;
+}
+
+/** The worker's verdict on a {@link KeyProof}: wrong, and the port closes. */
+export interface KeyVerdict {
+  keyOk: boolean;
+}
+
+/**
+ * The dedicated worker's name: this, then the database's. A worker named
+ * with the second loads the wasm with ciphers (for `open(name, { key })`).
+ */
+export const WORKER_NAME = 'resq-wasm: ';
+export const ENCRYPTED_WORKER_NAME = 'resq-wasm, encrypted: ';
 
 /**
  * To a following tab: the tab that led closed the database. Replies to

@@ -8,7 +8,8 @@
 // wait, so transactions from different tabs never interleave.
 
 import init from './wasm/resq_wasm.js';
-import type { Attach, Expired, Requests } from './protocol.js';
+import { keyBytes, keyProof, sameProof } from './keyproof.js';
+import { ENCRYPTED_WORKER_NAME, type Attach, type Expired, type Hello, type KeyProof, type KeyVerdict, type Requests } from './protocol.js';
 import { caller, type Caller } from './worker/callers.js';
 import { db, openEngine, refusal } from './worker/engine.js';
 import { discardStage } from './worker/feed.js';
@@ -19,6 +20,8 @@ import { StageSpace } from './worker/stage.js';
 
 /** The parts of DedicatedWorkerGlobalScope used here (the DOM lib lacks it). */
 interface WorkerScope {
+  /** As the page named it (link.ts). */
+  readonly name: string;
   onmessage: ((e: MessageEvent) => void) | null;
   postMessage(message: unknown, transfer?: Transferable[]): void;
   close(): void;
@@ -37,7 +40,9 @@ const followers = new Set<Caller>();
 // The wasm loads from the start, while the page's `open` is on its way and
 // the worker takes its lock (benches/experiments/008-eager-wasm.md); `open`
 // reports a failure.
-const ready = init();
+// A worker for `open(name, { key })` is named so (link.ts), and loads the
+// wasm with ciphers; every other loads the plain one.
+const ready = scope.name.startsWith(ENCRYPTED_WORKER_NAME) ? init({ module_or_path: new URL('./wasm/resq_wasm_cipher_bg.wasm', import.meta.url) }) : init();
 ready.catch(() => {});
 
 const queue: Queue = new Queue({
@@ -88,11 +93,28 @@ function attach(port: MessagePort, lock: string): void {
     },
   );
   followers.add(c);
-  port.onmessage = (e: MessageEvent<unknown>) => {
+  const take = (e: MessageEvent<unknown>) => {
     if (isRequest(e.data) && !c.gone) queue.enqueue(c, e.data);
   };
-  c.post(db.closedByPage ? { closing: true } : { hello: true });
   navigator.locks.request(lock, { signal: stop.signal }, () => depart(c)).catch(() => {});
+  if (db.closedByPage) return c.post({ closing: true });
+  const key = db.key;
+  if (!key) {
+    port.onmessage = take;
+    return c.post({ hello: true, encrypted: false } satisfies Hello);
+  }
+  // Encrypted: nothing from this tab runs until it proves the key.
+  const challenge = crypto.getRandomValues(new Uint8Array(32));
+  port.onmessage = async (e: MessageEvent<unknown>) => {
+    port.onmessage = null;
+    const proof = (e.data as KeyProof | null)?.proof;
+    const ok = proof instanceof Uint8Array && sameProof(proof, await keyProof(key, challenge));
+    if (c.gone) return;
+    c.post({ keyOk: ok } satisfies KeyVerdict);
+    if (!ok) return depart(c);
+    port.onmessage = take;
+  };
+  c.post({ hello: true, encrypted: true, challenge } satisfies Hello);
 }
 
 /** A following tab's tab is gone: its queued requests are dropped, and what it made here goes. */
@@ -155,6 +177,7 @@ async function open(req: Requests['open'], from: Caller): Promise<null> {
     throw refusal('RESQ_UNSUPPORTED', `could not load the SQLite wasm: ${String(err)}`);
   }
   db.conn = await openPatiently(req);
+  db.key = keyBytes(req.key);
   // An OPFS database's stage directory is named after it (its pool makes
   // it this worker's alone). Memory databases of one name can be open in
   // several tabs at once, so each worker gets a directory of its own.
@@ -183,7 +206,7 @@ async function openPatiently(req: Requests['open']) {
   const start = performance.now();
   for (let wait = 20; ; wait = Math.min(wait * 2, 500)) {
     try {
-      return await openEngine(req.name, req.storage, req.blobTransferThreshold);
+      return await openEngine(req.name, req.storage, req.blobTransferThreshold, req.key);
     } catch (err) {
       const locked = (err as { code?: string })?.code === 'RESQ_LOCKED';
       if (!locked || performance.now() - start + wait > OPEN_PATIENCE_MS) throw err;

@@ -16,6 +16,8 @@ pub struct Conn {
     /// out (the pool VFS reports a `QuotaExceededError` as SQLITE_FULL), and
     /// so does a short write (see [`Conn::short_write`]).
     quota: bool,
+    /// Opened on SQLite3MC's VFS (`cipher.rs`): its file decrypts on read.
+    encrypted: bool,
 }
 
 impl Conn {
@@ -48,7 +50,7 @@ impl Conn {
         };
         // Even a failed open returns a handle (to read the error from), which
         // must be closed: the owner does it.
-        let conn = Conn { raw, quota: vfs.is_some() };
+        let conn = Conn { raw, quota: vfs.is_some(), encrypted: false };
         if rc != ffi::SQLITE_OK {
             return Err(conn.error(rc));
         }
@@ -103,12 +105,25 @@ impl Conn {
 
     /// The main database's file, through which its VFS reads it; `None`
     /// for a `:memory:` database, which has none.
+    ///
+    /// Its bytes are as on disk: for an encrypted database, the file under
+    /// SQLite3MC's, whose reads would decrypt.
     pub fn main_file(&self) -> Option<*mut ffi::sqlite3_file> {
         let mut file: *mut ffi::sqlite3_file = ptr::null_mut();
         // SAFETY: SQLite writes the handle, live while the connection is
         // open; a `:memory:` database's has no methods.
         let rc = unsafe { ffi::sqlite3_file_control(self.raw, c"main".as_ptr(), ffi::SQLITE_FCNTL_FILE_POINTER, (&raw mut file).cast::<c_void>()) };
+        if self.encrypted && rc == ffi::SQLITE_OK && !file.is_null() {
+            // SAFETY: SQLite3MC's file (`struct sqlite3mc_file`) begins with
+            // its `sqlite3_file`, then the pointer to the real file.
+            file = unsafe { *file.cast::<*mut ffi::sqlite3_file>().add(1) };
+        }
         (rc == ffi::SQLITE_OK && !file.is_null() && unsafe { !(*file).pMethods.is_null() }).then_some(file)
+    }
+
+    /// Marks the connection as opened on SQLite3MC's VFS (see `main_file`).
+    pub fn set_encrypted(&mut self) {
+        self.encrypted = true;
     }
 
     /// An integer a pragma or query of internal SQL gives (0 for none).

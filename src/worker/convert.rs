@@ -3,6 +3,7 @@
 //! cloneable objects `{ code, errno, message }` that the page turns into
 //! `ResqError`.
 
+use super::cipher::Key;
 use crate::codec::params::{plan, Supplied};
 use crate::codec::value::{check_length, Arena, Value};
 use crate::codec::Error;
@@ -131,6 +132,24 @@ fn push_value(arena: &mut Arena, v: &JsValue, label: impl Fn() -> String) -> Res
         return bad("an object is not a SQLite value (pass null, a number, bigint, string, boolean or bytes)".into());
     }
     Ok(())
+}
+
+/// `open`'s `key`: none (`undefined`), a passphrase (a non-empty string), or
+/// 32 raw bytes (a `Uint8Array`).
+pub fn key_from_js(v: &JsValue) -> Result<Option<Key>, Error> {
+    if v.is_undefined() {
+        return Ok(None);
+    }
+    if let Some(s) = v.dyn_ref::<JsString>() {
+        if s.length() > 0 && s.unchecked_ref::<Str>().is_well_formed() {
+            return Ok(Some(Key::Passphrase(String::from(s))));
+        }
+    } else if let Some(bytes) = v.dyn_ref::<Uint8Array>().filter(|b| b.length() == 32) {
+        let mut raw = [0u8; 32];
+        bytes.copy_to(&mut raw);
+        return Ok(Some(Key::Raw(raw)));
+    }
+    Err(Error::BadParam("key must be a passphrase (a non-empty string, valid Unicode) or 32 raw bytes (a Uint8Array)".into()))
 }
 
 /// A `Uint8Array` over the bytes of an `ArrayBuffer` or any `ArrayBufferView`.

@@ -10,6 +10,7 @@
 
 use super::backup::{self, Export};
 use super::cache::{bind_arena, parameter_names, Cache};
+use super::cipher::{self, Key};
 use super::conn::Conn;
 use super::handle::Statement;
 use super::hooks::Hooks;
@@ -78,8 +79,11 @@ pub struct Db {
 impl Db {
     /// Opens `name` with `vfs` (`None`: memory). `seed` makes this
     /// connection's stream placeholders its own (any random number).
-    pub fn open(name: &str, vfs: Option<&str>, blob_threshold: usize, seed: u64) -> Result<Db> {
-        let conn = Conn::open(name, vfs)?;
+    ///
+    /// With a `key` (OPFS only), the connection opens on the encrypting VFS
+    /// over `vfs` and is keyed before anything reads the file.
+    pub fn open(name: &str, vfs: Option<&str>, key: Option<&Key>, blob_threshold: usize, seed: u64) -> Result<Db> {
+        let conn = cipher::open(name, vfs, key)?;
         let reads = Reads::new();
         let hooks = Hooks::install(&conn, reads.sessions());
         let mut db = Db {
@@ -104,7 +108,8 @@ impl Db {
             &["PRAGMA journal_mode=MEMORY"]
         };
         for pragma in setup {
-            db.exec_simple(pragma)?;
+            // The first read of the file: an encrypted one reads as not a database.
+            db.exec_simple(pragma).map_err(|e| if key.is_none() { cipher::without_key(e, &db.conn, name) } else { e })?;
         }
         Ok(db)
     }

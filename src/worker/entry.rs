@@ -4,7 +4,7 @@
 //! `ArrayBuffer`s the bootstrap then transfers (not copies) to the page.
 
 use super::calls::Calls;
-use super::convert::{bind_params, error_to_js, integer_to_js, Params};
+use super::convert::{bind_params, error_to_js, integer_to_js, key_from_js, Params};
 use super::db::{Db, Figures, Rows};
 use super::storage::Storage;
 use crate::codec::batch::Batch;
@@ -74,8 +74,10 @@ pub struct Connection {
 #[wasm_bindgen]
 impl Connection {
     /// Opens `name` on `storage` (`"opfs"` or `"memory"`).
-    pub async fn open(name: String, storage: String, blob_threshold: f64) -> JsResult<Connection> {
+    /// `key`: `undefined`, a passphrase, or 32 bytes (see `cipher`).
+    pub async fn open(name: String, storage: String, blob_threshold: f64, key: JsValue) -> JsResult<Connection> {
         name::check(&name, &storage).map_err(js_err)?;
+        let key = key_from_js(&key).map_err(js_err)?;
         let threshold = if blob_threshold.is_finite() && blob_threshold >= 0.0 { blob_threshold as usize } else { usize::MAX };
         let storage = match storage.as_str() {
             "opfs" => Storage::opfs(&name).await.map_err(js_err)?,
@@ -84,7 +86,7 @@ impl Connection {
         let vfs = Storage::vfs_name(&name, &storage);
         // Any number unlikely to repeat: it only keeps placeholders apart.
         let seed = (js_sys::Math::random() * 9007199254740991.0) as u64 ^ (js_sys::Date::now() as u64) << 11;
-        match Db::open(&name, vfs.as_deref(), threshold, seed) {
+        match Db::open(&name, vfs.as_deref(), key.as_ref(), threshold, seed) {
             Ok(db) => Ok(Connection { db, storage, name, blobs: Vec::new(), calls: Calls::default() }),
             Err(e) => {
                 let mut storage = storage;

@@ -19,6 +19,9 @@
 //!   hooks, installed once and told to the parts below that listen.
 //! - `streams`: `Blob`/`File` parameters streamed into their cells.
 //! - `reads`: ranged reads of stored BLOBs, `blobStream` sessions.
+//! - `cipher`: opening a connection, keyed for encryption at rest
+//!   (SQLite3 Multiple Ciphers' VFS over the gathering one) in the build
+//!   with ciphers.
 //! - `conn`: the SQLite handle: errors, prepare (with the authorizer
 //!   listening, when asked), step, blob open.
 //! - `handle`: owners that finalize statements and close blob handles.
@@ -26,6 +29,7 @@
 mod backup;
 mod cache;
 mod calls;
+mod cipher;
 mod conn;
 mod convert;
 mod db;

@@ -64,6 +64,7 @@ impl Storage {
     /// file. Called once, after the only connection on this pool is closed.
     pub fn release(&mut self, name: &str) {
         if let Storage::Opfs(pool, gathered) = std::mem::replace(self, Storage::Memory) {
+            super::cipher::release(&vfs_name(name));
             drop(gathered);
             // SAFETY: the only connection on this pool is closed.
             let _ = unsafe { pool.uninstall() };

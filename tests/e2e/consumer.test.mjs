@@ -243,15 +243,19 @@ function one(list, pattern, what) {
   return found[0];
 }
 
-test('vite build, defaults: the worker, the broker and the wasm are emitted as assets, the wasm unchanged', { skip }, () => {
+test('vite build, defaults: the worker, the broker and both wasms are emitted as assets, unchanged', { skip }, () => {
   const assets = readdirSync(join(app, 'dist/assets'));
-  const wasm = assets.filter((f) => f.endsWith('.wasm'));
-  assert.equal(wasm.length, 1, `one wasm in ${assets}`);
-  assert.equal(
-    sha256(readFileSync(join(app, 'dist/assets', wasm[0]))),
-    sha256(readFileSync(join(app, 'node_modules/resq-wasm/pkg/wasm/resq_wasm_bg.wasm'))),
-    'the emitted wasm is the package’s, byte for byte',
-  );
+  // Two: the plain one, and the one with ciphers that only open(name, { key }) loads.
+  for (const name of ['resq_wasm_bg', 'resq_wasm_cipher_bg']) {
+    const wasm = assets.filter((f) => f.startsWith(`${name}-`) && f.endsWith('.wasm'));
+    assert.equal(wasm.length, 1, `one ${name} wasm in ${assets}`);
+    assert.equal(
+      sha256(readFileSync(join(app, 'dist/assets', wasm[0]))),
+      sha256(readFileSync(join(app, `node_modules/resq-wasm/pkg/wasm/${name}.wasm`))),
+      `the emitted ${name} is the package’s, byte for byte`,
+    );
+  }
+  assert.equal(assets.filter((f) => f.endsWith('.wasm')).length, 2, `no other wasm in ${assets}`);
   assert.equal(assets.filter((f) => /^worker-.*\.js$/.test(f)).length, 1, `a worker chunk in ${assets}`);
   assert.equal(assets.filter((f) => /^broker-.*\.js$/.test(f)).length, 1, `a broker chunk in ${assets}`);
 });

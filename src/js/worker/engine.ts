@@ -49,8 +49,8 @@ export interface Engine {
 }
 
 /** Opens a connection: `Connection.open` typed as an {@link Engine}. */
-export async function openEngine(name: string, storage: Storage, blobTransferThreshold: number): Promise<Engine> {
-  const c: Engine = await Connection.open(name, storage, blobTransferThreshold);
+export async function openEngine(name: string, storage: Storage, blobTransferThreshold: number, key: unknown): Promise<Engine> {
+  const c: Engine = await Connection.open(name, storage, blobTransferThreshold, key);
   return c;
 }
 
@@ -75,7 +75,13 @@ let sqlLimitValue: number | undefined;
  * close), its temp space, and whether its page closed it (following tabs'
  * calls then go to the next tab that leads).
  */
-export const db: { conn: Engine | null; stages: StageSpace | null; closedByPage: boolean } = { conn: null, stages: null, closedByPage: false };
+export const db: {
+  conn: Engine | null;
+  stages: StageSpace | null;
+  closedByPage: boolean;
+  /** An encrypted database's key as following tabs prove it (keyproof.ts); null when plain. */
+  key: Uint8Array | null;
+} = { conn: null, stages: null, closedByPage: false, key: null };
 
 /** The connection, or RESQ_CLOSED. */
 export function connection(): Engine {

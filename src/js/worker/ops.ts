@@ -142,6 +142,8 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
   },
   stageOpen(_, __, from) {
     connection();
+    // The temp space is plain OPFS files: nothing of an encrypted database goes there.
+    if (db.key) throw refusal('RESQ_UNSUPPORTED', 'an encrypted database has no temp space yet: stageBlob() and importDatabase() would leave its bytes unencrypted on disk');
     const id = db.stages!.create();
     from.stages.add(id);
     return id;

@@ -1,0 +1,136 @@
+//! Encryption at rest, in the build with SQLite3 Multiple Ciphers (the
+//! `cipher` feature; the worker loads that wasm only for `open(name,
+//! { key })`).
+//!
+//! SQLite3MC encrypts in a VFS of its own, made over the one a connection
+//! names (`multipleciphers-<vfs>`): every page of the database and of its
+//! journal is encrypted before it reaches the gathering VFS and the pool,
+//! which see nothing else. The cipher is ChaCha20-Poly1305 (authenticated:
+//! a page changed on disk fails to read), its key derived from a
+//! passphrase with PBKDF2-HMAC-SHA256 (SQLite3MC's default iterations), or
+//! 32 raw bytes used as they are.
+
+use super::conn::Conn;
+use crate::codec::backup::looks_encrypted;
+use crate::codec::{Error, Result};
+
+/// A key as `open` takes it. Its bytes are zeroed when it is dropped.
+pub enum Key {
+    Passphrase(String),
+    Raw([u8; 32]),
+}
+
+impl Key {
+    /// What SQLite3MC takes: the passphrase's UTF-8, or `raw:` and the 32
+    /// bytes (its marker for a key not to derive).
+    #[cfg_attr(not(feature = "cipher"), allow(dead_code))]
+    fn material(&self) -> Vec<u8> {
+        match self {
+            Key::Passphrase(p) => p.as_bytes().to_vec(),
+            Key::Raw(k) => [b"raw:".as_slice(), k].concat(),
+        }
+    }
+}
+
+impl Drop for Key {
+    fn drop(&mut self) {
+        match self {
+            // SAFETY: zero bytes are valid UTF-8.
+            Key::Passphrase(p) => unsafe { p.as_bytes_mut().fill(0) },
+            Key::Raw(k) => k.fill(0),
+        }
+    }
+}
+
+/// The VFS that encrypts over `inner` (SQLite3MC makes it at the first
+/// open that names it).
+fn vfs_over(inner: &str) -> String {
+    format!("multipleciphers-{inner}")
+}
+
+/// Unregisters the VFS made over `inner`, if any: called once its
+/// connections are closed, before `inner` goes.
+pub fn release(inner: &str) {
+    #[cfg(feature = "cipher")]
+    if let Ok(name) = std::ffi::CString::new(vfs_over(inner)) {
+        // SAFETY: SQLite3MC destroys only its own VFS, and only when no file
+        // is open on it.
+        unsafe { sqlite_wasm_rs::sqlite3mc_vfs_destroy(name.as_ptr()) };
+    }
+    #[cfg(not(feature = "cipher"))]
+    let _ = inner;
+}
+
+/// Keys `conn` (opened on [`vfs_over`]) with `key`, then reads the schema:
+/// a key that does not open the file (a wrong one, or one for a plain
+/// file) is `RESQ_BAD_KEY`. A new, empty file is encrypted from its first
+/// page on.
+fn apply(conn: &Conn, key: &Key, name: &str) -> Result<()> {
+    #[cfg(feature = "cipher")]
+    {
+        use sqlite_wasm_rs as ffi;
+        let mut material = key.material();
+        let cipher = c"cipher";
+        // SAFETY: the connection is open; SQLite3MC copies what it keeps.
+        let rc = unsafe {
+            let chacha = ffi::sqlite3mc_cipher_index(c"chacha20".as_ptr());
+            if ffi::sqlite3mc_config(conn.raw(), cipher.as_ptr(), chacha) != chacha {
+                material.fill(0);
+                return Err(Error::Unsupported("SQLite3 Multiple Ciphers has no chacha20 cipher in this build".into()));
+            }
+            ffi::sqlite3_key_v2(conn.raw(), c"main".as_ptr(), material.as_ptr().cast(), material.len() as i32)
+        };
+        material.fill(0);
+        if rc != ffi::SQLITE_OK {
+            return Err(conn.error(rc));
+        }
+        match conn.figure("SELECT count(*) FROM sqlite_schema").map(|_| ()) {
+            Err(e) if e.errno().is_some_and(|n| n & 0xff == NOTADB) => Err(Error::BadKey(format!(
+                "the key does not open {name}: it is another key, or {name} is not encrypted (a plain database is encrypted with rekey, never by open)"
+            ))),
+            other => other,
+        }
+    }
+    #[cfg(not(feature = "cipher"))]
+    {
+        let _ = (conn, key);
+        Err(Error::Unsupported(format!("this wasm has no ciphers: {name} cannot be opened with a key")))
+    }
+}
+
+/// SQLite's "file is not a database": what a file reads as through the
+/// wrong key, or without one when it is encrypted.
+const NOTADB: i32 = 26;
+
+/// Opens `name` on `vfs` (`None`: memory), keyed with `key` if given (on
+/// the encrypting VFS over `vfs`; a memory database takes none).
+pub fn open(name: &str, vfs: Option<&str>, key: Option<&Key>) -> Result<Conn> {
+    match (vfs, key) {
+        (Some(vfs), Some(key)) => {
+            let mut conn = Conn::open(name, Some(&vfs_over(vfs)))?;
+            conn.set_encrypted();
+            apply(&conn, key, name)?;
+            Ok(conn)
+        }
+        (None, Some(_)) => Err(Error::BadParam("a memory database is never on disk: it takes no key".into())),
+        (vfs, None) => Conn::open(name, vfs),
+    }
+}
+
+/// `e`, from the first read of `name` opened without a key: a file that
+/// reads as not a database and whose first bytes are those of an
+/// encrypted one is `RESQ_BAD_KEY`; anything else stays as SQLite said.
+pub fn without_key(e: Error, conn: &Conn, name: &str) -> Error {
+    if e.errno().is_none_or(|n| n & 0xff != NOTADB) {
+        return e;
+    }
+    let mut head = [0u8; 24];
+    let Some(file) = conn.main_file() else { return e };
+    // SAFETY: the connection's file is open; `head` is live for the call.
+    let rc = unsafe { ((*(*file).pMethods).xRead.expect("files read"))(file, head.as_mut_ptr().cast(), head.len() as i32, 0) };
+    if rc == sqlite_wasm_rs::SQLITE_OK && looks_encrypted(&head) {
+        Error::BadKey(format!("{name} is encrypted: open it with its key"))
+    } else {
+        e
+    }
+}
