@@ -23,10 +23,10 @@ after(async () => {
 });
 
 /** Starts the workload in `page`; acknowledged rows are reported to `acked`. */
-async function workload(page, name, seed, killAfter, crash) {
+async function workload(page, name, seed, killAfter, crash, key) {
   return inPage(
     page,
-    async ({ open }, { name, seed, killAfter, crash }) => {
+    async ({ open }, { name, seed, killAfter, crash, key }) => {
       let x = seed >>> 0 || 1;
       const rand = () => {
         x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
@@ -38,7 +38,7 @@ async function workload(page, name, seed, killAfter, crash) {
         for (let i = 0; i < n; i += 65536) crypto.getRandomValues(b.subarray(i, Math.min(n, i + 65536)));
         return b;
       };
-      const db = await open(name);
+      const db = await open(name, key ? { key } : {});
       await db.execute('CREATE TABLE IF NOT EXISTS k(id TEXT PRIMARY KEY, sum TEXT, data BLOB)');
       let n = 0;
       const row = async () => {
@@ -54,6 +54,8 @@ async function workload(page, name, seed, killAfter, crash) {
           try {
             if (way < 0.3) await db.execute(insert, [rows[0].id, rows[0].sum, rows[0].data]);
             else if (way < 0.5) await db.execute(insert, [rows[0].id, rows[0].sum, new File([rows[0].data], 'f.bin')]);
+            // (An encrypted database has no temp space: a File instead.)
+            else if (way < 0.7 && key) await db.execute(insert, [rows[0].id, rows[0].sum, new File([rows[0].data], 'f.bin')]);
             else if (way < 0.7) {
               const staged = await db.stageBlob();
               for (let at = 0; at < rows[0].data.length; at += 65536) staged.append(rows[0].data.subarray(at, at + 65536));
@@ -85,12 +87,18 @@ async function workload(page, name, seed, killAfter, crash) {
       await loop;
       return 'terminated';
     },
-    { name, seed, killAfter, crash },
+    { name, seed, killAfter, crash, key },
   );
 }
 
-test(`kill trials: ${TRIALS} workers stopped or renderers crashed mid-write; every acknowledged row survives, integrity ok, no temp space left`, async (t) => {
-  const name = 'kill-trials.db';
+// The same trials on a plain database and on an encrypted one.
+for (const key of [null, 'kill trials key']) {
+  const what = key ? ', on an encrypted database' : '';
+  test(`kill trials${what}: ${TRIALS} workers stopped or renderers crashed mid-write; every acknowledged row survives, integrity ok, no temp space left`, (t) => killTrials(t, key));
+}
+
+async function killTrials(t, key) {
+  const name = key ? 'kill-trials-encrypted.db' : 'kill-trials.db';
   const acked = new Map(); // id → hash, for rows not yet checked and pruned
   let ackedTotal = 0;
   const reopenMs = { terminate: [], crash: [] }; // by how the trial killed
@@ -112,14 +120,14 @@ test(`kill trials: ${TRIALS} workers stopped or renderers crashed mid-write; eve
   const check = async (page, trial) => {
     const r = await inPage(
       page,
-      async ({ open }, { name, ids }) => {
+      async ({ open }, { name, ids, key }) => {
         const hex = async (b) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (v) => v.toString(16).padStart(2, '0')).join('');
         // After terminate() this page's own link has already begun to
         // recover (a new worker): timed from the kill. After a crash the
         // page is new: timed from open().
         const killed = window.resqKilled;
         const t0 = killed?.at ?? performance.now();
-        const db = await open(name);
+        const db = await open(name, key ? { key } : {});
         await db.query('SELECT 1');
         const reopenMs = performance.now() - t0;
         const present = new Map();
@@ -141,7 +149,7 @@ test(`kill trials: ${TRIALS} workers stopped or renderers crashed mid-write; eve
         window.resqKilled = undefined;
         return { reopenMs, lost: ids.filter(([id, sum]) => present.get(id) !== sum).map(([id]) => id), mismatches, ok, leftover, rows, pruned };
       },
-      { name, ids: [...acked] },
+      { name, ids: [...acked], key },
     );
     totals.lost += r.lost.length;
     totals.mismatches += r.mismatches;
@@ -156,7 +164,7 @@ test(`kill trials: ${TRIALS} workers stopped or renderers crashed mid-write; eve
   for (let trial = 0; trial < TRIALS; trial++) {
     const crash = trial % 4 === 3;
     const killAfter = 30 + ((trial * 7919) % 400);
-    await workload(page, name, trial + 1, killAfter, crash).catch((e) => {
+    await workload(page, name, trial + 1, killAfter, crash, key).catch((e) => {
       if (!crash) throw e;
     });
     totals.trials += 1;
@@ -179,4 +187,4 @@ test(`kill trials: ${TRIALS} workers stopped or renderers crashed mid-write; eve
   assert.equal(totals.integrity, 0);
   assert.equal(totals.leftover, 0);
   assert.ok(ackedTotal > 0, 'some rows were acknowledged');
-});
+}
