@@ -115,6 +115,12 @@ pub fn looks_encrypted(head: &[u8]) -> bool {
     head.len() >= 24 && &head[..16] != MAGIC && head[20] > 0 && layout(head).is_ok()
 }
 
+/// Whether a file whose first bytes are `head` starts as a plain SQLite
+/// database does.
+pub fn looks_plain(head: &[u8]) -> bool {
+    head.starts_with(MAGIC)
+}
+
 /// Shows a WAL-mode header as a rollback-journal one: `bytes` were read from
 /// offset `at` of the file; the format version bytes (18 and 19), if they
 /// are among them and both 2, become 1.

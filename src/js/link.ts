@@ -460,7 +460,7 @@ export class Link {
     const key = keyBytes(this.#opts.key);
     const { name } = this.#opts;
     let refusal: string | null = null;
-    if (!hello.encrypted && key) refusal = `${name} is not encrypted: open it without a key (rekey() encrypts a plain database)`;
+    if (!hello.encrypted && key) refusal = `${name} is not encrypted: open it without a key`;
     else if (hello.encrypted && !key) refusal = `${name} is encrypted: open it with its key`;
     else if (hello.encrypted && key && hello.challenge) {
       const verdict = new Promise<boolean>((r) => (port.onmessage = (e) => r((e.data as KeyVerdict)?.keyOk === true)));

@@ -11,7 +11,7 @@
 //! 32 raw bytes used as they are.
 
 use super::conn::Conn;
-use crate::codec::backup::looks_encrypted;
+use crate::codec::backup::{looks_encrypted, looks_plain};
 use crate::codec::{Error, Result};
 
 /// A key as `open` takes it. Its bytes are zeroed when it is dropped.
@@ -84,9 +84,12 @@ fn apply(conn: &Conn, key: &Key, name: &str) -> Result<()> {
         if rc != ffi::SQLITE_OK {
             return Err(conn.error(rc));
         }
+        // Through another key the file reads as not a database, or, with a
+        // hot journal SQLite cannot decrypt to roll back, as damaged; the
+        // journal stays for the right key (benches/experiments/019-rekey.md).
         match conn.figure("SELECT count(*) FROM sqlite_schema").map(|_| ()) {
-            Err(e) if e.errno().is_some_and(|n| n & 0xff == NOTADB) => Err(Error::BadKey(format!(
-                "the key does not open {name}: it is another key, or {name} is not encrypted (a plain database is encrypted with rekey, never by open)"
+            Err(e) if e.errno().is_some_and(|n| n & 0xff == NOTADB || n & 0xff == CORRUPT) => Err(Error::BadKey(format!(
+                "the key does not open {name}: it is another key, or {name} is not encrypted (an existing plain database is never encrypted by open), or it is damaged ({e})"
             ))),
             other => other,
         }
@@ -100,37 +103,48 @@ fn apply(conn: &Conn, key: &Key, name: &str) -> Result<()> {
 
 /// SQLite's "file is not a database": what a file reads as through the
 /// wrong key, or without one when it is encrypted.
+#[cfg_attr(not(feature = "cipher"), allow(dead_code))]
 const NOTADB: i32 = 26;
+#[cfg_attr(not(feature = "cipher"), allow(dead_code))]
+const CORRUPT: i32 = 11;
 
 /// Opens `name` on `vfs` (`None`: memory), keyed with `key` if given (on
 /// the encrypting VFS over `vfs`; a memory database takes none).
+///
+/// Before SQLite reads anything, the file's first bytes say whether it is
+/// encrypted: a key for a plain file, or none for an encrypted one, is
+/// refused then. After a crash the file has a hot journal, and SQLite rolls
+/// it back at its first read: through the wrong layer (no key for an
+/// encrypted file) the journal's checksums fail and it would be dropped
+/// unplayed, the database left half-written for good.
 pub fn open(name: &str, vfs: Option<&str>, key: Option<&Key>) -> Result<Conn> {
     match (vfs, key) {
         (Some(vfs), Some(key)) => {
             let mut conn = Conn::open(name, Some(&vfs_over(vfs)))?;
             conn.set_encrypted();
+            if head(&conn).is_some_and(|h| looks_plain(&h)) {
+                return Err(Error::BadKey(format!("{name} is not encrypted: open it without a key (an existing plain database is never encrypted by open)")));
+            }
             apply(&conn, key, name)?;
             Ok(conn)
         }
         (None, Some(_)) => Err(Error::BadParam("a memory database is never on disk: it takes no key".into())),
-        (vfs, None) => Conn::open(name, vfs),
+        (Some(vfs), None) => {
+            let conn = Conn::open(name, Some(vfs))?;
+            if head(&conn).is_some_and(|h| looks_encrypted(&h)) {
+                return Err(Error::BadKey(format!("{name} is encrypted: open it with its key")));
+            }
+            Ok(conn)
+        }
+        (None, None) => Conn::open(name, None),
     }
 }
 
-/// `e`, from the first read of `name` opened without a key: a file that
-/// reads as not a database and whose first bytes are those of an
-/// encrypted one is `RESQ_BAD_KEY`; anything else stays as SQLite said.
-pub fn without_key(e: Error, conn: &Conn, name: &str) -> Error {
-    if e.errno().is_none_or(|n| n & 0xff != NOTADB) {
-        return e;
-    }
+/// The first 24 bytes of the database file as on disk, if it has them.
+fn head(conn: &Conn) -> Option<[u8; 24]> {
+    let file = conn.main_file()?;
     let mut head = [0u8; 24];
-    let Some(file) = conn.main_file() else { return e };
     // SAFETY: the connection's file is open; `head` is live for the call.
     let rc = unsafe { ((*(*file).pMethods).xRead.expect("files read"))(file, head.as_mut_ptr().cast(), head.len() as i32, 0) };
-    if rc == sqlite_wasm_rs::SQLITE_OK && looks_encrypted(&head) {
-        Error::BadKey(format!("{name} is encrypted: open it with its key"))
-    } else {
-        e
-    }
+    (rc == sqlite_wasm_rs::SQLITE_OK).then_some(head)
 }

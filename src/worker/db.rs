@@ -108,8 +108,7 @@ impl Db {
             &["PRAGMA journal_mode=MEMORY"]
         };
         for pragma in setup {
-            // The first read of the file: an encrypted one reads as not a database.
-            db.exec_simple(pragma).map_err(|e| if key.is_none() { cipher::without_key(e, &db.conn, name) } else { e })?;
+            db.exec_simple(pragma)?;
         }
         Ok(db)
     }
