@@ -7,7 +7,7 @@
 // the database says so (`onClosing`) and answers nothing after.
 
 import { ResqError } from './errors.js';
-import type { Closing, Expired, Fatal, Op, Push, Replies, Reply, Requests, WireError } from './protocol.js';
+import type { Closing, Expired, Fatal, Op, Push, Rekeyed, Replies, Reply, Requests, WireError } from './protocol.js';
 
 /** The part of a Worker or MessagePort the client needs. */
 export interface Port {
@@ -26,6 +26,8 @@ export interface ClientEvents {
   onClosing?(): void;
   /** This tab's transaction was rolled back by its `transactionTimeout`. */
   onExpired?(): void;
+  /** Another tab changed the database's key. */
+  onRekeyed?(): void;
   /** The worker is gone (after every pending call rejected with `death`). */
   onDeath?(): void;
 }
@@ -84,12 +86,13 @@ export class Client {
     this.#events.onDeath?.();
   }
 
-  #receive(msg: Reply | Fatal | Push | Closing | Expired): void {
+  #receive(msg: Reply | Fatal | Push | Closing | Expired | Rekeyed): void {
     if (this.#death) return;
     if ('fatal' in msg) return this.die(msg.fatal);
     if ('push' in msg) return this.#events.onPush?.(msg);
     if ('closing' in msg) return this.#events.onClosing?.();
     if ('expired' in msg) return this.#events.onExpired?.();
+    if ('rekeyed' in msg) return this.#events.onRekeyed?.();
     const p = this.#pending.get(msg.id);
     if (!p) return;
     this.#pending.delete(msg.id);

@@ -362,6 +362,18 @@ export class Database implements Transaction {
   }
 
   /**
+   * Changes the key of an encrypted database (a passphrase or 32 raw
+   * bytes): every page is rewritten under it in one transaction, so a crash
+   * midway leaves the old key working. Every other tab that has the
+   * database open gets RESQ_BAD_KEY from then on, and opens it again with
+   * the new key. `rekey(null)` (decrypting) and `rekey(key)` of a plain
+   * database are not built yet: RESQ_UNSUPPORTED.
+   */
+  rekey(key: string | Uint8Array | null): Promise<void> {
+    return this.#gate(() => this.#link.rekey(key));
+  }
+
+  /**
    * Closes the database and stops its worker. Later calls reject with
    * RESQ_CLOSED; so do its exports still running.
    */

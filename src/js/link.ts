@@ -237,6 +237,16 @@ export class Link {
     return this.call('fail', { error: wire }) as Promise<never>;
   }
 
+  /**
+   * Changes the database's key (null: decrypts it); this tab opens it with
+   * the new one from then on (when it takes the lead). Every other tab that
+   * has it open is told, and its link fails with RESQ_BAD_KEY.
+   */
+  async rekey(key: unknown): Promise<void> {
+    await this.call('rekey', { key });
+    this.#opts.key = key === null ? undefined : key;
+  }
+
   /** Registers a live query; its results go to `w` until {@link unwatch}. */
   watch(w: Watcher): { id: number; registered: Promise<void> } {
     const id = this.#nextWatch++;
@@ -484,6 +494,7 @@ export class Link {
       // calls still waiting on it go to the next leader.
       onClosing: () => this.#lose(client, 'the tab that held the database closed it'),
       onExpired: () => this.onExpired?.(),
+      onRekeyed: () => this.#fatal(new ResqError('RESQ_BAD_KEY', `another tab changed the key of ${this.#opts.name}: open it again with the new key`)),
       onDeath: () => this.#lost(client),
     });
     return client;

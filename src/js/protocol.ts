@@ -59,6 +59,8 @@ export interface Requests {
   stageAppend: { stage: number; chunk: Uint8Array | Blob };
   stageDiscard: { stage: number };
   close: Record<string, never>;
+  /** A new key (as `open` takes it), or null to decrypt. */
+  rekey: { key: unknown };
   /**
    * A live query: the reply is its result now (`null` if its hash is
    * `previous`); later results come as {@link Push}es with the same
@@ -112,6 +114,7 @@ export interface Replies {
   stageAppend: number;
   stageDiscard: null;
   close: null;
+  rekey: null;
   watch: WatchResult | null;
   unwatch: null;
   exportOpen: { export: number; size: number };
@@ -168,6 +171,14 @@ export interface Closing {
  */
 export interface Expired {
   expired: true;
+}
+
+/**
+ * To every tab but the one that called `rekey`: the key changed, and this
+ * worker lets that tab go; its link fails with RESQ_BAD_KEY.
+ */
+export interface Rekeyed {
+  rekeyed: true;
 }
 
 /** The buffers in a request's fields (to move them again when it is sent again). */

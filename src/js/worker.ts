@@ -42,7 +42,8 @@ const followers = new Set<Caller>();
 // reports a failure.
 // A worker for `open(name, { key })` is named so (link.ts), and loads the
 // wasm with ciphers; every other loads the plain one.
-const ready = scope.name.startsWith(ENCRYPTED_WORKER_NAME) ? init({ module_or_path: new URL('./wasm/resq_wasm_cipher_bg.wasm', import.meta.url) }) : init();
+db.cipher = scope.name.startsWith(ENCRYPTED_WORKER_NAME);
+const ready = db.cipher ? init({ module_or_path: new URL('./wasm/resq_wasm_cipher_bg.wasm', import.meta.url) }) : init();
 ready.catch(() => {});
 
 const queue: Queue = new Queue({
@@ -66,6 +67,16 @@ const context: Context = {
   left: leaveAfter,
   closed() {
     for (const f of followers) f.post({ closing: true });
+  },
+  // They proved the old key, if any: each is told (its link fails with
+  // RESQ_BAD_KEY) and let go; the tab that changed it carries on.
+  rekeyed(from) {
+    for (const f of [...followers]) {
+      if (f === from) continue;
+      f.post({ rekeyed: true });
+      depart(f);
+    }
+    if (from !== pageCaller) pageCaller.post({ rekeyed: true });
   },
 };
 

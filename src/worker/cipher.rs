@@ -101,6 +101,47 @@ fn apply(conn: &Conn, key: &Key, name: &str) -> Result<()> {
     }
 }
 
+/// The salt in the clear at the head of an encrypted database's file (its
+/// first 16 bytes): what a passphrase's key is derived with. `None` for a
+/// plain or empty file.
+pub fn salt(conn: &Conn) -> Option<[u8; 16]> {
+    let head = head(conn).filter(|h| conn.encrypted() && looks_encrypted(h))?;
+    head[..16].try_into().ok()
+}
+
+/// `rekey`: re-encrypts the database of `conn` (opened with a key) under
+/// `key`, 32 raw bytes, keeping the file's `salt`, every page rewritten in
+/// one journaled transaction (SQLite3MC's `sqlite3_rekey_v2`). The journal
+/// is written under the old key, and the salt stays, so a crash midway
+/// leaves the old key working: SQLite3MC's own rekey of a passphrase
+/// writes a new salt into page 1, and a crash then left neither key
+/// working (benches/experiments/019-rekey.md).
+pub fn rekey(conn: &Conn, key: &[u8; 32], salt: &[u8; 16]) -> Result<()> {
+    if conn.in_transaction() {
+        return Err(Error::BadParam("rekey() rewrites every page in a transaction of its own: end the open transaction (COMMIT or ROLLBACK) first".into()));
+    }
+    #[cfg(feature = "cipher")]
+    {
+        if self::salt(conn).as_ref() != Some(salt) {
+            return Err(Error::BadParam("rekey(): the salt given is not the file's".into()));
+        }
+        // SQLite3MC's form for a raw key and its salt: used as they are.
+        let mut material = [b"raw:".as_slice(), key, salt].concat();
+        // SAFETY: the connection is open; SQLite3MC copies what it keeps.
+        let rc = unsafe { sqlite_wasm_rs::sqlite3_rekey_v2(conn.raw(), c"main".as_ptr(), material.as_ptr().cast(), material.len() as i32) };
+        material.fill(0);
+        if rc != sqlite_wasm_rs::SQLITE_OK {
+            return Err(conn.error(rc));
+        }
+        Ok(())
+    }
+    #[cfg(not(feature = "cipher"))]
+    {
+        let _ = (key, salt);
+        Err(Error::Unsupported("rekey() needs the database opened with a key in this version (this wasm has no ciphers)".into()))
+    }
+}
+
 /// SQLite's "file is not a database": what a file reads as through the
 /// wrong key, or without one when it is encrypted.
 #[cfg_attr(not(feature = "cipher"), allow(dead_code))]

@@ -126,6 +126,12 @@ impl Conn {
         self.encrypted = true;
     }
 
+    /// Opened on SQLite3MC's VFS (with a key; it may be plain since `rekey`).
+    #[cfg_attr(not(feature = "cipher"), allow(dead_code))]
+    pub fn encrypted(&self) -> bool {
+        self.encrypted
+    }
+
     /// An integer a pragma or query of internal SQL gives (0 for none).
     pub fn figure(&self, sql: &str) -> Result<i64> {
         Ok(self.row(sql, |_| {})?.first().copied().unwrap_or(0))

@@ -4,6 +4,7 @@
 //! `ArrayBuffer`s the bootstrap then transfers (not copies) to the page.
 
 use super::calls::Calls;
+use super::cipher;
 use super::convert::{bind_params, error_to_js, integer_to_js, key_from_js, Params};
 use super::db::{Db, Figures, Rows};
 use super::storage::Storage;
@@ -356,6 +357,22 @@ impl Connection {
     pub fn take_changed(&mut self) -> Vec<String> {
         self.db.drop_read_handle();
         self.db.take_changed()
+    }
+
+    /// The salt of an encrypted database's file, or `undefined` (see `cipher::salt`).
+    #[wasm_bindgen(js_name = keySalt)]
+    pub fn key_salt(&self) -> Option<Uint8Array> {
+        cipher::salt(self.db.conn()).map(|s| Uint8Array::from(&s[..]))
+    }
+
+    /// `rekey`: the new key as 32 raw bytes (a passphrase derived in the
+    /// worker with the file's `salt`, as SQLite3MC derives it).
+    pub fn rekey(&mut self, key: &[u8], salt: &[u8]) -> JsResult<()> {
+        self.db.drop_read_handle();
+        let (Ok(key), Ok(salt)) = (<[u8; 32]>::try_from(key), <[u8; 16]>::try_from(salt)) else {
+            return Err(js_err(Error::BadParam("rekey() takes a 32-byte key and the file's 16-byte salt".into())));
+        };
+        cipher::rekey(self.db.conn(), &key, &salt).map_err(js_err)
     }
 
     /// Closes the database and releases its storage. A second call is a no-op.

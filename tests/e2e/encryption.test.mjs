@@ -275,3 +275,100 @@ test('stageBlob and importDatabase on an encrypted database are refused, not lef
     assert.equal(got[k].error.code, 'RESQ_UNSUPPORTED', `${k}: ${got[k].error.message}`);
   }
 });
+
+test('rekey changes the key of an encrypted database, passphrase or raw; rekey(null) and a plain database are refused for now', async (t) => {
+  const name = dbName(t);
+  const plainName = dbName(t, 'plain.db');
+  const got = await inPage(
+    h.page,
+    async ({ open, outcome }, { name, plainName, marker, scan }) => {
+      const rawScan = (0, eval)(`(${scan})`);
+      const code = (o) => (o.ok ? 'ok' : o.error.code);
+      const rows = async (options) => {
+        const db = await open(name, options);
+        try {
+          return (await db.query('SELECT s FROM t')).map((r) => r.s);
+        } finally {
+          await db.close();
+        }
+      };
+      let db = await open(name, { key: 'first' });
+      await db.execute('CREATE TABLE t(s)');
+      await db.execute('INSERT INTO t VALUES (?)', [`${marker} one`]);
+      await db.rekey('second');
+      await db.execute('INSERT INTO t VALUES (?)', [`${marker} two`]);
+      const out = {};
+      out.noArgument = await outcome(db.rekey());
+      out.badShape = await outcome(db.rekey(new Uint8Array(5)));
+      out.toPlain = await outcome(db.rekey(null));
+      await db.close();
+      out.oldKey = code(await outcome(rows({ key: 'first' })));
+      out.newKey = await rows({ key: 'second' });
+      out.encrypted = (await rawScan(name, marker)).hits;
+      // To raw bytes, and back to a passphrase: each opens it after.
+      const raw = new Uint8Array(32).fill(42);
+      db = await open(name, { key: 'second' });
+      await db.rekey(raw);
+      await db.close();
+      out.rawRows = await rows({ key: raw });
+      out.passAgainOld = code(await outcome(rows({ key: 'second' })));
+      db = await open(name, { key: raw });
+      await db.rekey('third');
+      await db.close();
+      out.thirdRows = await rows({ key: 'third' });
+      out.stillEncrypted = (await rawScan(name, marker)).hits;
+      const p = await open(plainName);
+      await p.execute('CREATE TABLE t(x)');
+      out.rekeyPlain = await outcome(p.rekey('k'));
+      await p.close();
+      return out;
+    },
+    { name, plainName, marker: MARKER, scan: rawScan.toString() },
+  );
+  assert.equal(got.noArgument.error?.code, 'RESQ_BAD_PARAM', JSON.stringify(got.noArgument));
+  assert.equal(got.badShape.error?.code, 'RESQ_BAD_PARAM', JSON.stringify(got.badShape));
+  assert.equal(got.toPlain.error?.code, 'RESQ_UNSUPPORTED', JSON.stringify(got.toPlain));
+  assert.equal(got.oldKey, 'RESQ_BAD_KEY', 'the old key no longer opens it');
+  assert.deepEqual(got.newKey, [`${MARKER} one`, `${MARKER} two`]);
+  assert.equal(got.encrypted, 0, 'encrypted under the new key: no plaintext on disk');
+  assert.deepEqual(got.rawRows, got.newKey, 'rekeyed to raw bytes');
+  assert.equal(got.passAgainOld, 'RESQ_BAD_KEY');
+  assert.deepEqual(got.thirdRows, got.newKey, 'and back to a passphrase');
+  assert.equal(got.stillEncrypted, 0);
+  assert.equal(got.rekeyPlain.ok, false);
+  assert.equal(got.rekeyPlain.error.code, 'RESQ_UNSUPPORTED', got.rekeyPlain.error.message);
+});
+
+test('after rekey in one tab, the other tab gets RESQ_BAD_KEY and opens it again with the new key', async (t) => {
+  const name = dbName(t);
+  const other = await h.newPage();
+  try {
+    await inPage(h.page, async ({ open }, { name }) => {
+      globalThis.leader = await open(name, { key: 'old' });
+      await globalThis.leader.execute('CREATE TABLE t(x)');
+    }, { name });
+    await inPage(other, async ({ open }, { name }) => {
+      globalThis.follower = await open(name, { key: 'old' });
+      await globalThis.follower.execute("INSERT INTO t VALUES ('before')");
+    }, { name });
+    await inPage(h.page, async () => globalThis.leader.rekey('new'));
+    const got = await inPage(
+      other,
+      async ({ open, outcome }, { name }) => {
+        const after = await outcome(globalThis.follower.execute("INSERT INTO t VALUES ('after, old key')"));
+        const db = await open(name, { key: 'new' });
+        const rows = (await db.query('SELECT x FROM t')).map((r) => r.x);
+        await db.close();
+        return { after, rows };
+      },
+      { name },
+    );
+    await inPage(h.page, async () => globalThis.leader.close());
+    assert.equal(got.after.ok, false);
+    assert.equal(got.after.error.code, 'RESQ_BAD_KEY', got.after.error.message);
+    assert.deepEqual(got.rows, ['before']);
+  } finally {
+    await other.close();
+  }
+});
+

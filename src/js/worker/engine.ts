@@ -45,6 +45,9 @@ export interface Engine {
   callFind: (tab: string, seq: number) => Uint8Array | undefined;
   callsKeep: (live: string[]) => void;
   callsForget: (tab: string) => void;
+  /** The salt at the head of an encrypted database's file; undefined when plain. */
+  keySalt: () => Uint8Array | undefined;
+  rekey: (key: Uint8Array, salt: Uint8Array) => void;
   close: () => void;
 }
 
@@ -81,7 +84,9 @@ export const db: {
   closedByPage: boolean;
   /** An encrypted database's key as following tabs prove it (keyproof.ts); null when plain. */
   key: Uint8Array | null;
-} = { conn: null, stages: null, closedByPage: false, key: null };
+  /** This worker runs the wasm with ciphers (it was opened with a key). */
+  cipher: boolean;
+} = { conn: null, stages: null, closedByPage: false, key: null, cipher: false };
 
 /** The connection, or RESQ_CLOSED. */
 export function connection(): Engine {

@@ -2,9 +2,11 @@
 // and how one is answered: checked, looked up when it was sent before,
 // run, recorded with its write when a following tab sent it, replied to.
 
+import { keyBytes } from '../keyproof.js';
 import type { Op, Replies, Request, Requests, WireError } from '../protocol.js';
 import type { Caller } from './callers.js';
 import { connection, db, endsTransaction, limits, refusal } from './engine.js';
+import { rawKey } from './kdf.js';
 import { batchRuns, discardStage, inlineSmall, ownStage, resolveStaged, writeStreams, writeTaken } from './feed.js';
 import { unwatch, watch } from './live.js';
 import { recorded, recording } from './record.js';
@@ -26,6 +28,8 @@ export interface Context {
   closed(): void;
   /** A following tab closed its database: it leaves after this. */
   left(from: Caller): void;
+  /** `from` changed the key: every other tab (this worker's page too) is told, and let go. */
+  rekeyed(from: Caller): void;
 }
 
 type Run = { [K in Op]: (req: Requests[K], transfer: Transferable[], from: Caller, cx: Context) => Promise<Replies[K]> | Replies[K] };
@@ -204,6 +208,18 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
   },
   unwatch(req, _, from) {
     unwatch(from, req.watch);
+    return null;
+  },
+  async rekey(req, _, from, cx) {
+    const c = connection();
+    const salt = db.cipher ? c.keySalt() : undefined;
+    if (req.key === null) throw refusal('RESQ_UNSUPPORTED', 'rekey(null) is not built yet: decrypting in place is not crash-safe (a crash midway could leave a database neither way opens)');
+    if (!salt) throw refusal('RESQ_UNSUPPORTED', 'rekey() of a plain database is not built yet: this version encrypts a database only when open(name, { key }) creates it');
+    const key = await rawKey(req.key, salt);
+    if (!key) throw refusal('RESQ_BAD_PARAM', 'rekey() takes a passphrase (a non-empty string, valid Unicode) or 32 raw bytes (a Uint8Array)');
+    c.rekey(key, salt);
+    db.key = keyBytes(req.key);
+    cx.rekeyed(from);
     return null;
   },
   async close(_, __, from, cx) {
