@@ -238,13 +238,13 @@ export class Link {
   }
 
   /**
-   * Changes the database's key (null: decrypts it); this tab opens it with
-   * the new one from then on (when it takes the lead). Every other tab that
-   * has it open is told, and its link fails with RESQ_BAD_KEY.
+   * Changes the database's key; this tab opens it with the new one from
+   * then on (when it takes the lead). Every other tab that has it open is
+   * told, and its link fails with RESQ_BAD_KEY.
    */
   async rekey(key: unknown): Promise<void> {
     await this.call('rekey', { key });
-    this.#opts.key = key === null ? undefined : key;
+    this.#opts.key = key;
   }
 
   /** Registers a live query; its results go to `w` until {@link unwatch}. */
@@ -472,9 +472,10 @@ export class Link {
     let refusal: string | null = null;
     if (!hello.encrypted && key) refusal = `${name} is not encrypted: open it without a key`;
     else if (hello.encrypted && !key) refusal = `${name} is encrypted: open it with its key`;
-    else if (hello.encrypted && key && hello.challenge) {
+    else if (key) {
+      // Encrypted: an answer to a challenge missing (never sent) fails.
       const verdict = new Promise<boolean>((r) => (port.onmessage = (e) => r((e.data as KeyVerdict)?.keyOk === true)));
-      port.postMessage({ proof: await keyProof(key, hello.challenge) } satisfies KeyProof);
+      port.postMessage({ proof: await keyProof(key, hello.challenge ?? new Uint8Array(0)) } satisfies KeyProof);
       // A leader that goes before its verdict: follow the next one.
       const ok = await Promise.race([verdict, leaderGone]);
       if (ok === null) return false;

@@ -42,8 +42,8 @@ const followers = new Set<Caller>();
 // reports a failure.
 // A worker for `open(name, { key })` is named so (link.ts), and loads the
 // wasm with ciphers; every other loads the plain one.
-db.cipher = scope.name.startsWith(ENCRYPTED_WORKER_NAME);
-const ready = db.cipher ? init({ module_or_path: new URL('./wasm/resq_wasm_cipher_bg.wasm', import.meta.url) }) : init();
+const cipher = scope.name.startsWith(ENCRYPTED_WORKER_NAME);
+const ready = cipher ? init({ module_or_path: new URL('./wasm/resq_wasm_cipher_bg.wasm', import.meta.url) }) : init();
 ready.catch(() => {});
 
 const queue: Queue = new Queue({

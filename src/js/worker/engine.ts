@@ -84,9 +84,7 @@ export const db: {
   closedByPage: boolean;
   /** An encrypted database's key as following tabs prove it (keyproof.ts); null when plain. */
   key: Uint8Array | null;
-  /** This worker runs the wasm with ciphers (it was opened with a key). */
-  cipher: boolean;
-} = { conn: null, stages: null, closedByPage: false, key: null, cipher: false };
+} = { conn: null, stages: null, closedByPage: false, key: null };
 
 /** The connection, or RESQ_CLOSED. */
 export function connection(): Engine {

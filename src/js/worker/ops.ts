@@ -212,7 +212,8 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
   },
   async rekey(req, _, from, cx) {
     const c = connection();
-    const salt = db.cipher ? c.keySalt() : undefined;
+    // None for a plain database, and in the plain wasm.
+    const salt = c.keySalt();
     if (req.key === null) throw refusal('RESQ_UNSUPPORTED', 'rekey(null) is not built yet: decrypting in place is not crash-safe (a crash midway could leave a database neither way opens)');
     if (!salt) throw refusal('RESQ_UNSUPPORTED', 'rekey() of a plain database is not built yet: this version encrypts a database only when open(name, { key }) creates it');
     const key = await rawKey(req.key, salt);
