@@ -92,9 +92,10 @@ export function checkSource(source: unknown): asserts source is ImportSource {
 /**
  * Moves `source` into a staged blob of the worker, then has the worker
  * replace the database with it (`importStaged`, which uses the staged blob
- * up, success or not). `send` sends in the database's call order.
+ * up, success or not). `send` sends in the database's call order; `key`
+ * reads an encrypted file (the database's own key when not given).
  */
-export async function importInto(send: Send, generation: () => number, source: unknown): Promise<void> {
+export async function importInto(send: Send, generation: () => number, source: unknown, key?: unknown): Promise<void> {
   checkSource(source);
   const stage = await send('stageOpen', {});
   // The staged bytes live in that worker: every later call goes there or nowhere.
@@ -112,7 +113,7 @@ export async function importInto(send: Send, generation: () => number, source: u
     void send('stageDiscard', { stage }, [], held).catch(() => {});
     throw err;
   }
-  await send('importStaged', { stage }, [], held);
+  await send('importStaged', key === undefined ? { stage } : { stage, key }, [], held);
 }
 
 /** Reads `stream` to its end, handing on its bytes in buffers of STREAM_GATHER bytes (the last may be shorter). */

@@ -356,9 +356,9 @@ export class Database implements Transaction {
     return exportStream(this.#send, (op, fields, transfer, generation) => this.#link.call(op, fields, transfer, generation), () => this.#link.generation, this.#exports);
   }
 
-  /** @internal `importDatabase(this, source)` */
-  importFrom(source: unknown): Promise<void> {
-    return importInto(this.#send, () => this.#link.generation, source);
+  /** @internal `importDatabase(this, source, { key })` */
+  importFrom(source: unknown, key?: unknown): Promise<void> {
+    return importInto(this.#send, () => this.#link.generation, source, key);
   }
 
   /**

@@ -129,12 +129,12 @@ export async function open(name: string, options: OpenOptions = {}): Promise<Dat
 export async function importDatabase(target: string | Database, source: ImportSource, options: { key?: string | Uint8Array } = {}): Promise<void> {
   if (options === null || typeof options !== 'object') throw badParam('importDatabase() options must be an object');
   for (const k of Object.keys(options)) if (k !== 'key') throw badParam(`importDatabase() has no option "${k}" (it takes key)`);
-  if (options.key !== undefined) throw new ResqError('RESQ_UNSUPPORTED', 'encryption is not built into this version: importDatabase() cannot take a key');
   checkSource(source);
-  if (target instanceof Database) return target.importFrom(source);
+  if (target instanceof Database) return target.importFrom(source, options.key);
   if (typeof target !== 'string') throw badParam('importDatabase() takes a database name such as "media.db", or an open Database');
   if (target === ':memory:') throw badParam("a ':memory:' database is private to the open() that made it: pass that Database to importDatabase()");
-  const db = await open(target, { storage: 'opfs' });
+  // A key opens the database as well as the file: an encrypted file imports only into an encrypted database.
+  const db = await open(target, { storage: 'opfs', ...(options.key === undefined ? {} : { key: options.key }) });
   try {
     await db.importFrom(source);
   } finally {

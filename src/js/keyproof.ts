@@ -15,6 +15,12 @@ export function keyBytes(key: unknown): Uint8Array | null {
   return null;
 }
 
+/** The key {@link keyBytes} made `bytes` from, as `open` takes it; undefined for null. */
+export function keyOf(bytes: Uint8Array | null): string | Uint8Array | undefined {
+  if (!bytes) return undefined;
+  return bytes[0] === 0x72 ? bytes.slice(1) : new TextDecoder().decode(bytes.subarray(1));
+}
+
 /** HMAC-SHA256 of `challenge` under `bytes` (see {@link keyBytes}). */
 export async function keyProof(bytes: Uint8Array, challenge: Uint8Array): Promise<Uint8Array> {
   const k = await crypto.subtle.importKey('raw', bytes as BufferSource, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);

@@ -78,7 +78,8 @@ export interface Requests {
   exportRead: { export: number };
   exportClose: { export: number };
   /** `importDatabase`: replaces the database with staged blob `stage`'s bytes, once checked; the stage is used up either way. */
-  importStaged: { stage: number };
+  /** `key`: an encrypted file's, as `open` takes it (the database's own when absent). */
+  importStaged: { stage: number; key?: unknown };
   /**
    * A call the page already refused (a bad parameter): the worker only sends
    * `error` back, so the rejection comes in its turn, after the replies to

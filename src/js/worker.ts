@@ -7,7 +7,7 @@
 // link.ts). While one caller has a transaction open, the others' requests
 // wait, so transactions from different tabs never interleave.
 
-import init from './wasm/resq_wasm.js';
+import init, { Sealer } from './wasm/resq_wasm.js';
 import { keyBytes, keyProof, sameProof } from './keyproof.js';
 import { ENCRYPTED_WORKER_NAME, type Attach, type Expired, type Hello, type KeyProof, type KeyVerdict, type Requests } from './protocol.js';
 import { caller, type Caller } from './worker/callers.js';
@@ -193,7 +193,8 @@ async function open(req: Requests['open'], from: Caller): Promise<null> {
   // it this worker's alone). Memory databases of one name can be open in
   // several tabs at once, so each worker gets a directory of its own.
   const dir = req.storage === 'opfs' ? `opfs-${encodeURIComponent(req.name)}` : `memory-${crypto.randomUUID()}`;
-  db.stages = new StageSpace(dir);
+  // The wasm with ciphers seals what spills, each staged value under a key of its own.
+  db.stages = new StageSpace(dir, cipher ? () => new Sealer(crypto.getRandomValues(new Uint8Array(32))) : null);
   await db.stages.claim();
   await forgetGoneTabs();
   return null;

@@ -181,6 +181,23 @@ pub fn open(name: &str, vfs: Option<&str>, key: Option<&Key>) -> Result<Conn> {
     }
 }
 
+/// Opens the file `name` on `vfs` read-only and untrusted (an imported
+/// file: see [`Conn::open_untrusted`]), keyed with `key` if given. A key
+/// that does not open it is `RESQ_BAD_KEY`.
+pub fn open_untrusted(name: &str, vfs: &str, key: Option<&Key>) -> Result<Conn> {
+    let Some(key) = key else { return Conn::open_untrusted(name, vfs) };
+    let mut conn = Conn::open_untrusted(name, &vfs_over(vfs))?;
+    conn.set_encrypted();
+    apply(&conn, key, "the imported file")?;
+    Ok(conn)
+}
+
+/// Whether the database of `conn` is encrypted now: opened with a key,
+/// and not made plain by `rekey(null)` since.
+pub fn keyed(conn: &Conn) -> bool {
+    conn.encrypted() && !head(conn).is_some_and(|h| looks_plain(&h))
+}
+
 /// The first 24 bytes of the database file as on disk, if it has them.
 fn head(conn: &Conn) -> Option<[u8; 24]> {
     let file = conn.main_file()?;

@@ -211,9 +211,11 @@ impl Connection {
 
     /// `importDatabase`: replaces the database with the file of `size` bytes
     /// that `read(offset, length)` reads (a `Uint8Array` of exactly
-    /// `length` bytes), once it has been checked; see `Db::import`.
+    /// `length` bytes), once it has been checked; see `Db::import`. `key`
+    /// (as `open` takes it, or `undefined`) reads an encrypted file.
     #[wasm_bindgen(js_name = importDatabase)]
-    pub fn import_database(&mut self, size: f64, read: js_sys::Function) -> JsResult<()> {
+    pub fn import_database(&mut self, size: f64, read: js_sys::Function, key: JsValue) -> JsResult<()> {
+        let key = key_from_js(&key).map_err(js_err)?;
         let read = Box::new(move |at: u64, buf: &mut [u8]| {
             let got = read
                 .call2(&JsValue::NULL, &JsValue::from(at as f64), &JsValue::from(buf.len() as f64))
@@ -225,7 +227,7 @@ impl Connection {
             bytes.copy_to(buf);
             Ok(())
         });
-        self.db.import(size as u64, read).map_err(js_err)?;
+        self.db.import(size as u64, read, key.as_ref()).map_err(js_err)?;
         // The file's record of calls is another database's: none of this
         // one's tabs is waiting on it.
         self.calls.reset();

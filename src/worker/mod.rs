@@ -19,6 +19,8 @@
 //!   hooks, installed once and told to the parts below that listen.
 //! - `streams`: `Blob`/`File` parameters streamed into their cells.
 //! - `reads`: ranged reads of stored BLOBs, `blobStream` sessions.
+//! - `seal`: the encrypted build's temp space, sealed a block at a time
+//!   (ChaCha20-Poly1305) for the worker's staged values.
 //! - `cipher`: opening a connection, keyed for encryption at rest
 //!   (SQLite3 Multiple Ciphers' VFS over the gathering one) in the build
 //!   with ciphers.
@@ -39,9 +41,11 @@ mod handle;
 mod hooks;
 mod reads;
 mod rows;
+mod seal;
 mod source;
 mod storage;
 mod streams;
 mod tables;
 
 pub use entry::{sql_limit, stream_limit, transaction_end, Connection};
+pub use seal::Sealer;

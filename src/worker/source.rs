@@ -6,7 +6,7 @@
 //! the database (the backup API) read it a page at a time, never whole.
 //!
 //! ```ignore
-//! let src = source::open(size, Box::new(|at, buf| read_staged(at, buf)))?;
+//! let src = source::open(size, Box::new(|at, buf| read_staged(at, buf)), None)?;
 //! src.conn().texts("PRAGMA quick_check", |_| {})?;
 //! ```
 //!
@@ -15,6 +15,7 @@
 //! immutable (no locks, no journal), and a WAL-mode header reads as a
 //! rollback-journal one (`codec::backup::as_rollback_journal`).
 
+use super::cipher::{self, Key};
 use super::conn::Conn;
 use crate::codec::backup::as_rollback_journal;
 use crate::codec::ahead::ReadAhead;
@@ -69,8 +70,9 @@ impl Drop for SourceDb {
     }
 }
 
-/// Opens the file of `size` bytes that `read` reads.
-pub fn open(size: u64, read: ReadAt) -> Result<SourceDb> {
+/// Opens the file of `size` bytes that `read` reads, with `key` if it is
+/// encrypted.
+pub fn open(size: u64, read: ReadAt, key: Option<&Key>) -> Result<SourceDb> {
     if !REGISTERED.get() {
         let data = AppData { current: CURRENT.with(Rc::clone) };
         // SAFETY: the types below agree on the file layout; the
@@ -82,7 +84,7 @@ pub fn open(size: u64, read: ReadAt) -> Result<SourceDb> {
     }
     CURRENT.with(|c| c.borrow_mut().replace(Bytes { size, read, ahead: ReadAhead::default() }));
     // Checking and copying read each page once or twice: a small cache will do.
-    let opened = Conn::open_untrusted(FILE, VFS).and_then(|conn| conn.row("PRAGMA cache_size = -2048", |_| {}).map(|_| conn));
+    let opened = cipher::open_untrusted(FILE, VFS, key).and_then(|conn| conn.row("PRAGMA cache_size = -2048", |_| {}).map(|_| conn));
     match opened {
         Ok(conn) => Ok(SourceDb { conn }),
         Err(e) => {

@@ -10,6 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
+import { MARKER, rawScan } from './plaintext.mjs';
 
 let h;
 before(async () => {
@@ -18,42 +19,6 @@ before(async () => {
 after(async () => {
   await h?.close();
 });
-
-// A marker the tests store as TEXT and as BLOB bytes, and then look for in
-// the raw files. Long and odd enough that no ciphertext holds it by chance.
-const MARKER = 'resq-plaintext-marker-7f3c9e21';
-
-/**
- * Runs in the page: how many times the marker's bytes appear in every file
- * of database `name`'s pool (`.resq-wasm/<name>/`), with the files' sizes.
- */
-const rawScan = async (name, marker) => {
-  const needle = new TextEncoder().encode(marker);
-  const count = (b) => {
-    let n = 0;
-    for (let i = b.indexOf(needle[0]); i >= 0 && i <= b.length - needle.length; i = b.indexOf(needle[0], i + 1)) {
-      let j = 1;
-      while (j < needle.length && b[i + j] === needle[j]) j++;
-      if (j === needle.length) n++;
-    }
-    return n;
-  };
-  let hits = 0;
-  let bytes = 0;
-  const walk = async (dir) => {
-    for await (const [, entry] of dir.entries()) {
-      if (entry.kind === 'directory') {
-        await walk(entry);
-        continue;
-      }
-      const b = new Uint8Array(await (await entry.getFile()).arrayBuffer());
-      bytes += b.length;
-      hits += count(b);
-    }
-  };
-  await walk(await (await (await navigator.storage.getDirectory()).getDirectoryHandle('.resq-wasm')).getDirectoryHandle(name));
-  return { hits, bytes };
-};
 
 test('an encrypted database round-trips every value and blob path, and its files and its export hold none of the plaintext', async (t) => {
   const name = dbName(t);
@@ -254,25 +219,6 @@ test('a following tab proves the key: with it, its calls run; with a wrong one o
     assert.equal(count, 1, 'only the follower with the key wrote');
   } finally {
     await other.close();
-  }
-});
-
-test('stageBlob and importDatabase on an encrypted database are refused, not left unencrypted in temp space', async (t) => {
-  const name = dbName(t);
-  const got = await inPage(
-    h.page,
-    async ({ open, outcome, importDatabase }, { name }) => {
-      const db = await open(name, { key: 'k' });
-      const staged = await outcome(db.stageBlob());
-      const imported = await outcome(importDatabase(db, new Blob([new Uint8Array(4096)])));
-      await db.close();
-      return { staged, imported };
-    },
-    { name },
-  );
-  for (const k of ['staged', 'imported']) {
-    assert.equal(got[k].ok, false, k);
-    assert.equal(got[k].error.code, 'RESQ_UNSUPPORTED', `${k}: ${got[k].error.message}`);
   }
 });
 

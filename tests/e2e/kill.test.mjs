@@ -54,8 +54,6 @@ async function workload(page, name, seed, killAfter, crash, key) {
           try {
             if (way < 0.3) await db.execute(insert, [rows[0].id, rows[0].sum, rows[0].data]);
             else if (way < 0.5) await db.execute(insert, [rows[0].id, rows[0].sum, new File([rows[0].data], 'f.bin')]);
-            // (An encrypted database has no temp space: a File instead.)
-            else if (way < 0.7 && key) await db.execute(insert, [rows[0].id, rows[0].sum, new File([rows[0].data], 'f.bin')]);
             else if (way < 0.7) {
               const staged = await db.stageBlob();
               for (let at = 0; at < rows[0].data.length; at += 65536) staged.append(rows[0].data.subarray(at, at + 65536));

@@ -36,7 +36,7 @@ export interface Engine {
   exportBegin: () => number;
   exportRead: (max: number) => Uint8Array;
   exportEnd: () => void;
-  importDatabase: (size: number, read: (at: number, length: number) => Uint8Array) => void;
+  importDatabase: (size: number, read: (at: number, length: number) => Uint8Array, key: unknown) => void;
   callBegin: (sql: string) => boolean;
   callWrote: () => boolean;
   callEnd: (tab: string, seq: number, below: number, result?: Uint8Array | null) => void;

@@ -2,7 +2,7 @@
 // and how one is answered: checked, looked up when it was sent before,
 // run, recorded with its write when a following tab sent it, replied to.
 
-import { keyBytes } from '../keyproof.js';
+import { keyBytes, keyOf } from '../keyproof.js';
 import type { Op, Replies, Request, Requests, WireError } from '../protocol.js';
 import type { Caller } from './callers.js';
 import { connection, db, endsTransaction, limits, refusal } from './engine.js';
@@ -146,8 +146,6 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
   },
   stageOpen(_, __, from) {
     connection();
-    // The temp space is plain OPFS files: nothing of an encrypted database goes there.
-    if (db.key) throw refusal('RESQ_UNSUPPORTED', 'an encrypted database has no temp space yet: stageBlob() and importDatabase() would leave its bytes unencrypted on disk');
     const id = db.stages!.create();
     from.stages.add(id);
     return id;
@@ -194,10 +192,15 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     try {
       const source = db.stages!.source(id);
       // SQLite reads a page at a time: one buffer, grown to the largest read.
-      c.importDatabase(source.size, (at: number, length: number) => {
-        if (into.byteLength < length) into = new Uint8Array(length);
-        return source.read(at, into.subarray(0, length));
-      });
+      const key = req.key === undefined ? keyOf(db.key) : req.key;
+      c.importDatabase(
+        source.size,
+        (at: number, length: number) => {
+          if (into.byteLength < length) into = new Uint8Array(length);
+          return source.read(at, into.subarray(0, length));
+        },
+        key,
+      );
     } finally {
       await discardStage(from, id);
     }

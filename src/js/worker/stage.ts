@@ -2,7 +2,8 @@
 // built piece by piece stays out of the database until it is used as a
 // parameter, and is then written into its row once (as a `Blob` parameter
 // is). Bytes stay in memory up to STAGE_MEMORY_CAP, then go to a temporary
-// OPFS file in this worker's stage directory (`.resq-wasm-stage/<dir>/`).
+// OPFS file in this worker's stage directory (`.resq-wasm-stage/<dir>/`),
+// sealed in the worker of an encrypted database (spill.ts).
 //
 // Each worker holds a Web Lock named after its stage directory for as long
 // as it lives (the browser releases it when the worker ends, crash
@@ -15,14 +16,8 @@
 // discarded.
 
 import type { WireError } from '../protocol.js';
+import { plainSpill, sealedSpill, type FileSystemSyncAccessHandle, type Sealer, type Spill } from './spill.js';
 
-/** The worker-only part of OPFS (the DOM lib lacks it). */
-interface FileSystemSyncAccessHandle {
-  read(buffer: Uint8Array, options: { at: number }): number;
-  write(buffer: Uint8Array, options: { at: number }): number;
-  flush(): void;
-  close(): void;
-}
 type SyncFileHandle = FileSystemFileHandle & { createSyncAccessHandle(): Promise<FileSystemSyncAccessHandle> };
 
 /** The Web Lock a live worker holds on its stage directory: this, then the directory's name. */
@@ -42,7 +37,7 @@ interface Stage {
   size: number;
   chunks: Uint8Array[];
   file?: SyncFileHandle;
-  access?: FileSystemSyncAccessHandle;
+  spill?: Spill;
   /** Why an append failed; the staged blob is unusable from then on. */
   failed?: string;
 }
@@ -78,9 +73,13 @@ export class StageSpace {
   /** Staged bytes held in memory, all staged blobs together. */
   #inMemory = 0;
 
-  /** Call {@link claim} before anything is staged. */
-  constructor(dirName: string) {
+  /** Makes a sealer with a fresh key, for each staged value that spills; null: spills stay plain. */
+  readonly #sealer: (() => Sealer) | null;
+
+  /** Call {@link claim} before anything is staged. `sealer`: see {@link #sealer}. */
+  constructor(dirName: string, sealer: (() => Sealer) | null) {
     this.#dirName = dirName;
+    this.#sealer = sealer;
   }
 
   /**
@@ -127,16 +126,20 @@ export class StageSpace {
     const s = this.#usable(id);
     try {
       const bytes = chunk instanceof Blob ? await readChunk(chunk) : chunk;
-      if (!s.access && s.size + bytes.byteLength > STAGE_MEMORY_CAP && (await this.#directory())) {
+      if (!s.spill && s.size + bytes.byteLength > STAGE_MEMORY_CAP && (await this.#directory())) {
         // Spill: from here on the bytes live in a temporary OPFS file.
         s.file = (await this.#dir!.getFileHandle(`${id}.bin`, { create: true })) as SyncFileHandle;
-        s.access = await s.file.createSyncAccessHandle();
+        const access = await s.file.createSyncAccessHandle();
+        s.spill = this.#sealer ? sealedSpill(access, this.#sealer()) : plainSpill(access);
         let at = 0;
-        for (const c of s.chunks) at += write(s.access, c, at);
+        for (const c of s.chunks) {
+          s.spill.append(c, at);
+          at += c.byteLength;
+        }
         this.#inMemory -= at;
         s.chunks = [];
       }
-      if (s.access) write(s.access, bytes, s.size);
+      if (s.spill) s.spill.append(bytes, s.size);
       else {
         if (this.#inMemory + bytes.byteLength > STAGE_MEMORY_BUDGET && !(await this.#directory())) {
           throw {
@@ -160,9 +163,9 @@ export class StageSpace {
     const s = this.#usable(id);
     const read = (at: number, into: Uint8Array): Uint8Array => {
       const want = Math.min(into.byteLength, s.size - at);
-      if (s.access) {
+      if (s.spill) {
         const view = into.subarray(0, want);
-        if (s.access.read(view, { at }) !== want) throw bad('the staged bytes could not be read back from their temp file');
+        s.spill.read(at, view);
         return view;
       }
       // In memory: copy the chunks that overlap [at, at + want).
@@ -189,7 +192,7 @@ export class StageSpace {
     if (!s) return;
     this.#stages.delete(id);
     for (const c of s.chunks) this.#inMemory -= c.byteLength;
-    s.access?.close();
+    s.spill?.close();
     if (s.file) await this.#dir?.removeEntry(s.file.name).catch(() => {});
   }
 
@@ -221,19 +224,6 @@ async function readChunk(blob: Blob): Promise<Uint8Array> {
   } catch (err) {
     throw bad(`a Blob chunk could not be read: ${String(err)}`);
   }
-}
-
-/** Writes all of `bytes` at `at`; a full disk is RESQ_QUOTA. */
-function write(access: FileSystemSyncAccessHandle, bytes: Uint8Array, at: number): number {
-  let n: number;
-  try {
-    n = access.write(bytes, { at });
-  } catch (err) {
-    if ((err as Error).name !== 'QuotaExceededError') throw err;
-    n = -1;
-  }
-  if (n !== bytes.byteLength) throw { code: 'RESQ_QUOTA', message: 'the staged chunk does not fit: the origin\'s storage is full' } satisfies WireError;
-  return n;
 }
 
 async function opfsRoot(): Promise<FileSystemDirectoryHandle | null> {

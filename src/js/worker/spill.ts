@@ -1,0 +1,107 @@
+// Where a staged value's bytes go once they outgrow the worker's memory: a
+// temporary OPFS file, written at the end and read anywhere. An encrypted
+// database's worker seals that file (src/worker/seal.rs): blocks of
+// SEAL_BLOCK bytes, each sealed once with ChaCha20-Poly1305 under a key of
+// 32 random bytes that never leaves this worker, the last partial block
+// kept in memory until it fills. Nothing of its plaintext reaches the disk.
+
+import type { WireError } from '../protocol.js';
+
+/** The worker-only part of OPFS (the DOM lib lacks it). */
+export interface FileSystemSyncAccessHandle {
+  read(buffer: Uint8Array, options: { at: number }): number;
+  write(buffer: Uint8Array, options: { at: number }): number;
+  flush(): void;
+  close(): void;
+}
+
+/** What seals a block (the wasm's `Sealer`). */
+export interface Sealer {
+  seal(block: number, bytes: Uint8Array): Uint8Array;
+  unseal(block: number, sealed: Uint8Array): Uint8Array;
+  free(): void;
+}
+
+/** Plaintext bytes per sealed block. */
+export const SEAL_BLOCK = 64 << 10;
+/** What a sealed block adds: its Poly1305 tag. */
+const TAG = 16;
+
+/** An append-only temp file. */
+export interface Spill {
+  append(bytes: Uint8Array, size: number): void;
+  /** Fills `view` with the bytes at `at` (all within the file). */
+  read(at: number, view: Uint8Array): void;
+  close(): void;
+}
+
+const unreadable = (): WireError => ({ code: 'RESQ_BAD_PARAM', message: 'the staged bytes could not be read back from their temp file' });
+
+/** Writes all of `bytes` at `at`; a full disk is RESQ_QUOTA. */
+function write(access: FileSystemSyncAccessHandle, bytes: Uint8Array, at: number): void {
+  let n: number;
+  try {
+    n = access.write(bytes, { at });
+  } catch (err) {
+    if ((err as Error).name !== 'QuotaExceededError') throw err;
+    n = -1;
+  }
+  if (n !== bytes.byteLength) throw { code: 'RESQ_QUOTA', message: "the staged chunk does not fit: the origin's storage is full" } satisfies WireError;
+}
+
+/** The bytes as they are. */
+export function plainSpill(access: FileSystemSyncAccessHandle): Spill {
+  return {
+    append: (bytes, size) => write(access, bytes, size),
+    read(at, view) {
+      if (access.read(view, { at }) !== view.byteLength) throw unreadable();
+    },
+    close: () => access.close(),
+  };
+}
+
+/** The bytes sealed a block at a time by `sealer` (which it frees on close). */
+export function sealedSpill(access: FileSystemSyncAccessHandle, sealer: Sealer): Spill {
+  /** Whole blocks in the file. */
+  let blocks = 0;
+  /** The block being filled, in memory. */
+  const tail = new Uint8Array(SEAL_BLOCK);
+  let tailSize = 0;
+  const sealed = new Uint8Array(SEAL_BLOCK + TAG);
+  return {
+    append(bytes) {
+      for (let from = 0; from < bytes.byteLength; ) {
+        const n = Math.min(SEAL_BLOCK - tailSize, bytes.byteLength - from);
+        tail.set(bytes.subarray(from, from + n), tailSize);
+        tailSize += n;
+        from += n;
+        if (tailSize < SEAL_BLOCK) break;
+        write(access, sealer.seal(blocks, tail), blocks * (SEAL_BLOCK + TAG));
+        blocks += 1;
+        tailSize = 0;
+      }
+    },
+    read(at, view) {
+      for (let filled = 0; filled < view.byteLength; ) {
+        const block = Math.floor((at + filled) / SEAL_BLOCK);
+        const from = at + filled - block * SEAL_BLOCK;
+        let plain: Uint8Array;
+        if (block < blocks) {
+          if (access.read(sealed, { at: block * (SEAL_BLOCK + TAG) }) !== sealed.byteLength) throw unreadable();
+          plain = sealer.unseal(block, sealed);
+        } else {
+          plain = tail.subarray(0, tailSize);
+        }
+        const n = Math.min(plain.byteLength - from, view.byteLength - filled);
+        if (n <= 0) throw unreadable();
+        view.set(plain.subarray(from, from + n), filled);
+        filled += n;
+      }
+    },
+    close() {
+      access.close();
+      sealer.free();
+      tail.fill(0);
+    },
+  };
+}

@@ -1,0 +1,43 @@
+// What the encryption tests look for on disk: a plaintext marker, counted in
+// the raw OPFS files.
+
+// A marker the tests store as TEXT and as BLOB bytes, and then look for in
+// the raw files. Long and odd enough that no ciphertext holds it by chance.
+export const MARKER = 'resq-plaintext-marker-7f3c9e21';
+
+/**
+ * Runs in the page: how many times the marker's bytes appear in every file
+ * of database `name`'s pool (`.resq-wasm/<name>/`), or under the OPFS
+ * directory `name` when it is an array of names from the root (such as
+ * `['.resq-wasm-stage']`), with the files' sizes. Pass it to the page as
+ * `rawScan.toString()`.
+ */
+export const rawScan = async (name, marker) => {
+  const needle = new TextEncoder().encode(marker);
+  const count = (b) => {
+    let n = 0;
+    for (let i = b.indexOf(needle[0]); i >= 0 && i <= b.length - needle.length; i = b.indexOf(needle[0], i + 1)) {
+      let j = 1;
+      while (j < needle.length && b[i + j] === needle[j]) j++;
+      if (j === needle.length) n++;
+    }
+    return n;
+  };
+  let hits = 0;
+  let bytes = 0;
+  const walk = async (dir) => {
+    for await (const [, entry] of dir.entries()) {
+      if (entry.kind === 'directory') {
+        await walk(entry);
+        continue;
+      }
+      const b = new Uint8Array(await (await entry.getFile()).arrayBuffer());
+      bytes += b.length;
+      hits += count(b);
+    }
+  };
+  let dir = await navigator.storage.getDirectory();
+  for (const part of Array.isArray(name) ? name : ['.resq-wasm', name]) dir = await dir.getDirectoryHandle(part);
+  await walk(dir);
+  return { hits, bytes };
+};
