@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates THIRD_PARTY_NOTICES.md, the licenses of everything compiled
-# into the shipped wasm, with cargo-about (scripts/notices/about.toml says
+# into the shipped wasms (the cipher build's crates include the plain one's), with cargo-about (scripts/notices/about.toml says
 # which crates and licenses, and where sqlite-wasm-rs's C sources carry their
 # notices; scripts/notices/notices.hbs lays the file out). Run it after a
 # change of Rust dependencies; tests/e2e/package.test.mjs fails while a
@@ -22,7 +22,7 @@ cargo fetch --locked
 out=$(mktemp)
 log=$(mktemp)
 trap 'rm -f "$out" "$log"' EXIT
-cargo about generate --frozen --fail -c scripts/notices/about.toml -o "$out" scripts/notices/notices.hbs 2>"$log" || { cat "$log" >&2; exit 1; }
+cargo about generate --frozen --fail --features cipher -c scripts/notices/about.toml -o "$out" scripts/notices/notices.hbs 2>"$log" || { cat "$log" >&2; exit 1; }
 # A clarification whose checksum no longer matches is only a warning to
 # cargo-about, which then leaves that notice out (SQLite's blessing, say).
 if grep -q -E 'WARN|ERROR' "$log"; then
