@@ -244,7 +244,7 @@ export class Link {
    */
   async rekey(key: unknown): Promise<void> {
     await this.call('rekey', { key });
-    this.#opts.key = key;
+    this.#opts.key = key === null ? undefined : key;
   }
 
   /** Registers a live query; its results go to `w` until {@link unwatch}. */

@@ -32,6 +32,33 @@ impl Key {
     }
 }
 
+/// SQLite3MC's `CHACHA20_KDF_ITER_DEFAULT`: the PBKDF2 iterations of a
+/// passphrase's key.
+#[cfg(feature = "cipher")]
+const KDF_ITERATIONS: u32 = 64007;
+
+impl Key {
+    /// The 32-byte key this is with the file's `salt`: a passphrase derived
+    /// as SQLite3MC derives it (PBKDF2-HMAC-SHA256), raw bytes as they are.
+    #[cfg(feature = "cipher")]
+    fn derived(&self, salt: &[u8; 16]) -> [u8; 32] {
+        match self {
+            Key::Passphrase(p) => pbkdf2::pbkdf2_hmac_array::<sha2::Sha256, 32>(p.as_bytes(), salt, KDF_ITERATIONS),
+            Key::Raw(k) => *k,
+        }
+    }
+
+    /// What SQLite3MC takes for this key with `salt` given, not read from
+    /// the file: `raw:`, the derived key and the salt.
+    #[cfg(feature = "cipher")]
+    fn material_with(&self, salt: &[u8; 16]) -> Vec<u8> {
+        let mut key = self.derived(salt);
+        let material = [b"raw:".as_slice(), &key, salt].concat();
+        key.fill(0);
+        material
+    }
+}
+
 impl Drop for Key {
     fn drop(&mut self) {
         match self {
@@ -67,9 +94,19 @@ pub fn release(inner: &str) {
 /// page on.
 fn apply(conn: &Conn, key: &Key, name: &str) -> Result<()> {
     #[cfg(feature = "cipher")]
+    return apply_material(conn, key.material(), name);
+    #[cfg(not(feature = "cipher"))]
+    {
+        let _ = (conn, key);
+        Err(Error::Unsupported(format!("this wasm has no ciphers: {name} cannot be opened with a key")))
+    }
+}
+
+/// [`apply`] with SQLite3MC's key material (zeroed here after use).
+#[cfg(feature = "cipher")]
+fn apply_material(conn: &Conn, mut material: Vec<u8>, name: &str) -> Result<()> {
     {
         use sqlite_wasm_rs as ffi;
-        let mut material = key.material();
         let cipher = c"cipher";
         // SAFETY: the connection is open; SQLite3MC copies what it keeps.
         let rc = unsafe {
@@ -94,41 +131,48 @@ fn apply(conn: &Conn, key: &Key, name: &str) -> Result<()> {
             other => other,
         }
     }
-    #[cfg(not(feature = "cipher"))]
-    {
-        let _ = (conn, key);
-        Err(Error::Unsupported(format!("this wasm has no ciphers: {name} cannot be opened with a key")))
-    }
 }
 
 /// The salt in the clear at the head of an encrypted database's file (its
 /// first 16 bytes): what a passphrase's key is derived with. `None` for a
 /// plain or empty file.
-pub fn salt(conn: &Conn) -> Option<[u8; 16]> {
+#[cfg(feature = "cipher")]
+fn salt(conn: &Conn) -> Option<[u8; 16]> {
     let head = head(conn).filter(|h| conn.encrypted() && looks_encrypted(h))?;
     head[..16].try_into().ok()
 }
 
 /// `rekey`: re-encrypts the database of `conn` (opened with a key) under
-/// `key`, 32 raw bytes, keeping the file's `salt`, every page rewritten in
-/// one journaled transaction (SQLite3MC's `sqlite3_rekey_v2`). The journal
-/// is written under the old key, and the salt stays, so a crash midway
-/// leaves the old key working: SQLite3MC's own rekey of a passphrase
-/// writes a new salt into page 1, and a crash then left neither key
-/// working (benches/experiments/019-rekey.md).
-pub fn rekey(conn: &Conn, key: &[u8; 32], salt: &[u8; 16]) -> Result<()> {
+/// `key`, or decrypts it (`None`), every page rewritten in one journaled
+/// transaction (SQLite3MC's `sqlite3_rekey_v2`; decrypting, a VACUUM, as
+/// the pages lose the bytes reserved for the cipher). The journal is
+/// written under the old key, so a crash midway leaves the old key
+/// working:
+///
+/// - a new key keeps the file's salt (derived here with it, and given to
+///   SQLite3MC as a raw key and that salt): SQLite3MC's own rekey of a
+///   passphrase writes a new salt into page 1, and a crash then left
+///   neither key working (benches/experiments/019-rekey.md);
+/// - decrypting writes page 1 plain, salt gone, before the rest: [`open`]
+///   then finds the salt in the journal's copy of page 1.
+///
+/// A plain database is left plain by `None`; `Some` of one is refused.
+pub fn rekey(conn: &Conn, key: Option<&Key>) -> Result<()> {
     if conn.in_transaction() {
         return Err(Error::BadParam("rekey() rewrites every page in a transaction of its own: end the open transaction (COMMIT or ROLLBACK) first".into()));
     }
     #[cfg(feature = "cipher")]
     {
-        if self::salt(conn).as_ref() != Some(salt) {
-            return Err(Error::BadParam("rekey(): the salt given is not the file's".into()));
-        }
-        // SQLite3MC's form for a raw key and its salt: used as they are.
-        let mut material = [b"raw:".as_slice(), key, salt].concat();
+        let salt = self::salt(conn);
+        let mut material = match (key, salt) {
+            (None, None) => return Ok(()),
+            (None, Some(_)) => Vec::new(),
+            (Some(key), Some(salt)) => key.material_with(&salt),
+            (Some(_), None) => return Err(Error::Unsupported("rekey(key) of a plain database is not built yet: a database is encrypted when open(name, { key }) creates it".into())),
+        };
+        let (ptr, len) = if material.is_empty() { (std::ptr::null(), 0) } else { (material.as_ptr().cast(), material.len() as i32) };
         // SAFETY: the connection is open; SQLite3MC copies what it keeps.
-        let rc = unsafe { sqlite_wasm_rs::sqlite3_rekey_v2(conn.raw(), c"main".as_ptr(), material.as_ptr().cast(), material.len() as i32) };
+        let rc = unsafe { sqlite_wasm_rs::sqlite3_rekey_v2(conn.raw(), c"main".as_ptr(), ptr, len) };
         material.fill(0);
         if rc != sqlite_wasm_rs::SQLITE_OK {
             return Err(conn.error(rc));
@@ -136,9 +180,9 @@ pub fn rekey(conn: &Conn, key: &[u8; 32], salt: &[u8; 16]) -> Result<()> {
         Ok(())
     }
     #[cfg(not(feature = "cipher"))]
-    {
-        let _ = (key, salt);
-        Err(Error::Unsupported("rekey() needs the database opened with a key in this version (this wasm has no ciphers)".into()))
+    match key {
+        None => Ok(()),
+        Some(_) => Err(Error::Unsupported("rekey(key) of a plain database is not built yet: a database is encrypted when open(name, { key }) creates it".into())),
     }
 }
 
@@ -164,6 +208,14 @@ pub fn open(name: &str, vfs: Option<&str>, key: Option<&Key>) -> Result<Conn> {
             let mut conn = Conn::open(name, Some(&vfs_over(vfs)))?;
             conn.set_encrypted();
             if head(&conn).is_some_and(|h| looks_plain(&h)) {
+                // Plain, or decrypted by a rekey(null) that a crash cut off:
+                // its journal's page 1 is encrypted, with the salt.
+                #[cfg(feature = "cipher")]
+                if let Some(page1) = journal_page1(&conn, vfs).filter(|p| looks_encrypted(p)) {
+                    let salt: [u8; 16] = page1[..16].try_into().expect("16 bytes");
+                    apply_material(&conn, key.material_with(&salt), name)?;
+                    return Ok(conn);
+                }
                 return Err(Error::BadKey(format!("{name} is not encrypted: open it without a key (an existing plain database is never encrypted by open)")));
             }
             apply(&conn, key, name)?;
@@ -174,6 +226,11 @@ pub fn open(name: &str, vfs: Option<&str>, key: Option<&Key>) -> Result<Conn> {
             let conn = Conn::open(name, Some(vfs))?;
             if head(&conn).is_some_and(|h| looks_encrypted(&h)) {
                 return Err(Error::BadKey(format!("{name} is encrypted: open it with its key")));
+            }
+            // Plain SQLite would play an encrypted journal back as it is:
+            // its checksums would fail, and it would be dropped unplayed.
+            if journal_page1(&conn, vfs).is_some_and(|p| looks_encrypted(&p)) {
+                return Err(Error::BadKey(format!("{name} was being decrypted (rekey(null)) when it was cut off: open it with its old key, which rolls that back")));
             }
             Ok(conn)
         }
@@ -196,6 +253,58 @@ pub fn open_untrusted(name: &str, vfs: &str, key: Option<&Key>) -> Result<Conn> 
 /// and not made plain by `rekey(null)` since.
 pub fn keyed(conn: &Conn) -> bool {
     conn.encrypted() && !head(conn).is_some_and(|h| looks_plain(&h))
+}
+
+/// The first 24 bytes of page 1 as the hot journal of `conn`'s database
+/// holds them, read through `vfs` (under any cipher's layer), if the
+/// journal is hot and holds page 1 among the pages it would put back.
+fn journal_page1(conn: &Conn, vfs: &str) -> Option<[u8; 24]> {
+    use sqlite_wasm_rs as ffi;
+    const MAGIC: [u8; 8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
+    let vfs = std::ffi::CString::new(vfs).ok()?;
+    // SAFETY: the VFS is registered and the database open; the journal is
+    // opened read-only, on memory of the size the VFS asks, and closed
+    // before this returns.
+    unsafe {
+        let v = ffi::sqlite3_vfs_find(vfs.as_ptr());
+        let db = ffi::sqlite3_db_filename(conn.raw(), c"main".as_ptr());
+        if v.is_null() || db.is_null() {
+            return None;
+        }
+        let path = std::ffi::CString::new([std::ffi::CStr::from_ptr(db).to_bytes(), b"-journal"].concat()).ok()?;
+        let mut exists = 0;
+        if ((*v).xAccess?)(v, path.as_ptr(), ffi::SQLITE_ACCESS_EXISTS, &mut exists) != ffi::SQLITE_OK || exists == 0 {
+            return None;
+        }
+        let mut space = vec![0u64; ((*v).szOsFile as usize).div_ceil(8)];
+        let file = space.as_mut_ptr().cast::<ffi::sqlite3_file>();
+        let mut out = 0;
+        if ((*v).xOpen?)(v, path.as_ptr(), file, ffi::SQLITE_OPEN_READONLY | ffi::SQLITE_OPEN_MAIN_JOURNAL, &mut out) != ffi::SQLITE_OK {
+            return None;
+        }
+        let methods = &*(*file).pMethods;
+        let read = |buf: &mut [u8], at: u64| (methods.xRead.expect("files read"))(file, buf.as_mut_ptr().cast(), buf.len() as i32, at as i64) == ffi::SQLITE_OK;
+        let mut size = 0i64;
+        let mut header = [0u8; 28];
+        let found = (|| {
+            if (methods.xFileSize?)(file, &mut size) != ffi::SQLITE_OK || !read(&mut header, 0) || header[..8] != MAGIC {
+                return None;
+            }
+            let be = |at: usize| u32::from_be_bytes(header[at..at + 4].try_into().expect("4 bytes")) as u64;
+            let (records, sector, page) = (be(8), be(20), be(24));
+            let record = page + 8;
+            let stored = (size as u64).saturating_sub(sector) / record.max(1);
+            let records = if records == u32::MAX as u64 { stored } else { records.min(stored) };
+            (0..records).find_map(|i| {
+                let at = sector + i * record;
+                let mut pgno = [0u8; 4];
+                let mut page1 = [0u8; 24];
+                (read(&mut pgno, at) && u32::from_be_bytes(pgno) == 1 && read(&mut page1, at + 4)).then_some(page1)
+            })
+        })();
+        (methods.xClose.expect("files close"))(file);
+        found
+    }
 }
 
 /// The first 24 bytes of the database file as on disk, if it has them.

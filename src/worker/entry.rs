@@ -361,20 +361,16 @@ impl Connection {
         self.db.take_changed()
     }
 
-    /// The salt of an encrypted database's file, or `undefined` (see `cipher::salt`).
-    #[wasm_bindgen(js_name = keySalt)]
-    pub fn key_salt(&self) -> Option<Uint8Array> {
-        cipher::salt(self.db.conn()).map(|s| Uint8Array::from(&s[..]))
-    }
-
-    /// `rekey`: the new key as 32 raw bytes (a passphrase derived in the
-    /// worker with the file's `salt`, as SQLite3MC derives it).
-    pub fn rekey(&mut self, key: &[u8], salt: &[u8]) -> JsResult<()> {
-        self.db.drop_read_handle();
-        let (Ok(key), Ok(salt)) = (<[u8; 32]>::try_from(key), <[u8; 16]>::try_from(salt)) else {
-            return Err(js_err(Error::BadParam("rekey() takes a 32-byte key and the file's 16-byte salt".into())));
+    /// `rekey`: the new key (as `open` takes it), or `null` to decrypt;
+    /// see `cipher::rekey`.
+    pub fn rekey(&mut self, key: JsValue) -> JsResult<()> {
+        let key = if key.is_null() {
+            None
+        } else {
+            Some(key_from_js(&key).and_then(|k| k.ok_or_else(|| Error::BadParam("rekey() takes a key, or null".into()))).map_err(js_err)?)
         };
-        cipher::rekey(self.db.conn(), &key, &salt).map_err(js_err)
+        self.db.drop_read_handle();
+        cipher::rekey(self.db.conn(), key.as_ref()).map_err(js_err)
     }
 
     /// Closes the database and releases its storage. A second call is a no-op.

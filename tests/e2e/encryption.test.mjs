@@ -222,7 +222,7 @@ test('a following tab proves the key: with it, its calls run; with a wrong one o
   }
 });
 
-test('rekey changes the key of an encrypted database, passphrase or raw; rekey(null) and a plain database are refused for now', async (t) => {
+test('rekey changes the key of an encrypted database, passphrase or raw; rekey(key) of a plain database is refused for now', async (t) => {
   const name = dbName(t);
   const plainName = dbName(t, 'plain.db');
   const got = await inPage(
@@ -246,7 +246,6 @@ test('rekey changes the key of an encrypted database, passphrase or raw; rekey(n
       const out = {};
       out.noArgument = await outcome(db.rekey());
       out.badShape = await outcome(db.rekey(new Uint8Array(5)));
-      out.toPlain = await outcome(db.rekey(null));
       await db.close();
       out.oldKey = code(await outcome(rows({ key: 'first' })));
       out.newKey = await rows({ key: 'second' });
@@ -273,7 +272,6 @@ test('rekey changes the key of an encrypted database, passphrase or raw; rekey(n
   );
   assert.equal(got.noArgument.error?.code, 'RESQ_BAD_PARAM', JSON.stringify(got.noArgument));
   assert.equal(got.badShape.error?.code, 'RESQ_BAD_PARAM', JSON.stringify(got.badShape));
-  assert.equal(got.toPlain.error?.code, 'RESQ_UNSUPPORTED', JSON.stringify(got.toPlain));
   assert.equal(got.oldKey, 'RESQ_BAD_KEY', 'the old key no longer opens it');
   assert.deepEqual(got.newKey, [`${MARKER} one`, `${MARKER} two`]);
   assert.equal(got.encrypted, 0, 'encrypted under the new key: no plaintext on disk');
@@ -318,3 +316,69 @@ test('after rekey in one tab, the other tab gets RESQ_BAD_KEY and opens it again
   }
 });
 
+
+test('rekey(null) decrypts: the file is plain after, opens without a key, and the other tab gets RESQ_BAD_KEY', async (t) => {
+  const name = dbName(t);
+  const other = await h.newPage();
+  try {
+    const key = new Uint8Array(32).fill(9);
+    await inPage(
+      h.page,
+      async ({ open }, { name, key, marker }) => {
+        const db = await open(name, { key: new Uint8Array(key) });
+        await db.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, s TEXT, b BLOB)');
+        await db.execute('INSERT INTO t(s, b) VALUES (?, ?)', [`${marker} one`, new Uint8Array(5 << 20).fill(1)]);
+        window.resqDb = db;
+      },
+      { name, key: [...key], marker: MARKER },
+    );
+    // The other tab follows, with the key.
+    await inPage(
+      other,
+      async ({ open }, { name, key }) => {
+        window.resqDb = await open(name, { key: new Uint8Array(key) });
+        await window.resqDb.query('SELECT 1');
+      },
+      { name, key: [...key] },
+    );
+    const got = await inPage(
+      h.page,
+      async ({ open, outcome }, { name, key, marker, scan }) => {
+        const rawScan = (0, eval)(`(${scan})`);
+        const code = (o) => (o.ok ? 'ok' : o.error.code);
+        const db = window.resqDb;
+        const before = (await rawScan(name, marker)).hits;
+        await db.rekey(null);
+        // This tab carries on, now on a plain database.
+        await db.execute('INSERT INTO t(s) VALUES (?)', [`${marker} two`]);
+        const again = code(await outcome(db.rekey(null)));
+        const rows = (await db.query('SELECT s, length(b) AS n FROM t ORDER BY id')).map((r) => `${r.s}:${r.n}`);
+        await db.close();
+        const after = (await rawScan(name, marker)).hits;
+        const withKey = code(await outcome(open(name, { key: new Uint8Array(key) })));
+        const plain = await open(name);
+        const plainRows = (await plain.query('SELECT count(*) AS n FROM t'))[0].n;
+        const [{ integrity_check: ok }] = await plain.query('PRAGMA integrity_check');
+        const toKey = code(await outcome(plain.rekey('k')));
+        await plain.close();
+        return { before, after, again, rows, withKey, plainRows, ok, toKey };
+      },
+      { name, key: [...key], marker: MARKER, scan: rawScan.toString() },
+    );
+    const otherCall = await inPage(other, async ({ outcome }) => {
+      const o = await outcome(window.resqDb.query('SELECT count(*) FROM t'));
+      return o.ok ? 'ok' : o.error.code;
+    });
+    assert.equal(got.before, 0, 'encrypted before');
+    assert.ok(got.after >= 2, `plain after: the markers are readable in the file (${got.after})`);
+    assert.equal(got.again, 'ok', 'rekey(null) of a plain database leaves it plain');
+    assert.deepEqual(got.rows, [`${MARKER} one:${5 << 20}`, `${MARKER} two:null`]);
+    assert.equal(got.withKey, 'RESQ_BAD_KEY', 'a key for the now plain file');
+    assert.equal(got.plainRows, 2);
+    assert.equal(got.ok, 'ok');
+    assert.equal(got.toKey, 'RESQ_UNSUPPORTED', 'rekey(key) of a plain database: not built yet');
+    assert.equal(otherCall, 'RESQ_BAD_KEY', 'the other tab, which held the key, is told');
+  } finally {
+    await other.close();
+  }
+});

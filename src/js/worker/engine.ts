@@ -45,9 +45,8 @@ export interface Engine {
   callFind: (tab: string, seq: number) => Uint8Array | undefined;
   callsKeep: (live: string[]) => void;
   callsForget: (tab: string) => void;
-  /** The salt at the head of an encrypted database's file; undefined when plain. */
-  keySalt: () => Uint8Array | undefined;
-  rekey: (key: Uint8Array, salt: Uint8Array) => void;
+  /** A new key as `open` takes it, or null to decrypt. */
+  rekey: (key: unknown) => void;
   close: () => void;
 }
 

@@ -6,7 +6,6 @@ import { keyBytes, keyOf } from '../keyproof.js';
 import type { Op, Replies, Request, Requests, WireError } from '../protocol.js';
 import type { Caller } from './callers.js';
 import { connection, db, endsTransaction, limits, refusal } from './engine.js';
-import { rawKey } from './kdf.js';
 import { batchRuns, discardStage, inlineSmall, ownStage, resolveStaged, writeStreams, writeTaken } from './feed.js';
 import { unwatch, watch } from './live.js';
 import { recorded, recording } from './record.js';
@@ -213,16 +212,14 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     unwatch(from, req.watch);
     return null;
   },
-  async rekey(req, _, from, cx) {
+  rekey(req, _, from, cx) {
     const c = connection();
-    // None for a plain database, and in the plain wasm.
-    const salt = c.keySalt();
-    if (req.key === null) throw refusal('RESQ_UNSUPPORTED', 'rekey(null) is not built yet: decrypting in place is not crash-safe (a crash midway could leave a database neither way opens)');
-    if (!salt) throw refusal('RESQ_UNSUPPORTED', 'rekey() of a plain database is not built yet: this version encrypts a database only when open(name, { key }) creates it');
-    const key = await rawKey(req.key, salt);
-    if (!key) throw refusal('RESQ_BAD_PARAM', 'rekey() takes a passphrase (a non-empty string, valid Unicode) or 32 raw bytes (a Uint8Array)');
-    c.rekey(key, salt);
-    db.key = keyBytes(req.key);
+    // A plain database made plain is left as it is.
+    if (req.key === null && !db.key) return null;
+    const key = req.key === null ? null : keyBytes(req.key);
+    if (req.key !== null && !key) throw refusal('RESQ_BAD_PARAM', 'rekey() takes a passphrase (a non-empty string, valid Unicode), 32 raw bytes (a Uint8Array), or null to decrypt');
+    c.rekey(req.key);
+    db.key = key;
     cx.rekeyed(from);
     return null;
   },
