@@ -25,7 +25,7 @@
 
 import { Client } from './client.js';
 import { ResqError } from './errors.js';
-import { keyBytes, keyProof } from './keyproof.js';
+import { holdKey, keyProof, type HeldKey } from './keyproof.js';
 import { ENCRYPTED_WORKER_NAME, WORKER_NAME, transfersOf, type BrokerReply, type BrokerRequest, type Hello, type KeyProof, type KeyVerdict, type Op, type Push, type Replies, type Requests, type Storage, type WatchResult } from './protocol.js';
 
 export interface LinkOptions {
@@ -35,9 +35,18 @@ export interface LinkOptions {
   blobTransferThreshold: number;
   /** `transactionTimeout`, ms. */
   timeout: number;
-  /** `key`, as `open` took it: its presence picks the wasm with ciphers. */
+  /** `key`, as `open` took it: the link holds it (keyproof.ts) and keeps no reference to it. */
   key?: unknown;
 }
+
+/** The key of a link: held, or a value given as a key that is none (for the worker to refuse); null for none. */
+type LinkKey = { held: HeldKey } | { invalid: unknown } | null;
+
+const linkKey = async (key: unknown): Promise<LinkKey> => {
+  if (key === undefined) return null;
+  const held = await holdKey(key);
+  return held ? { held } : { invalid: key };
+};
 
 /** A live query as this tab keeps it, to register again with each new leader. */
 export interface Watcher {
@@ -115,7 +124,9 @@ export class Link {
   generation = 0;
   /** Resolves once connected the first time; rejects if `open()` fails. */
   readonly ready: Promise<void>;
-  readonly #opts: LinkOptions;
+  readonly #opts: Omit<LinkOptions, 'key'>;
+  /** Its presence picks the wasm with ciphers. */
+  #key: LinkKey = null;
   readonly #shared: boolean;
   #client: Client | null = null;
   /** The calls not answered yet, in the order they were made. */
@@ -153,11 +164,17 @@ export class Link {
   #tabLock = `resq-wasm-tab:${uuid()}`;
 
   constructor(opts: LinkOptions) {
-    this.#opts = opts;
+    const { key, ...rest } = opts;
+    this.#opts = rest;
     this.#shared = opts.storage === 'opfs' && typeof navigator.locks?.request === 'function';
     this.ready = new Promise((resolve, reject) => (this.#settle = { resolve, reject }));
     this.ready.catch(() => {});
-    void this.#start().catch((err) => this.#fatal(err));
+    void linkKey(key)
+      .then((k) => {
+        this.#key = k;
+        return this.#start();
+      })
+      .catch((err) => this.#fatal(err));
     if (this.#shared) {
       const timer = setTimeout(
         () => this.#fatal(new ResqError('RESQ_LOCKED', `${opts.name} is held by another tab or worker that did not let this one in within ${OPEN_WAIT_MS / 1000} s`)),
@@ -243,8 +260,9 @@ export class Link {
    * told, and its link fails with RESQ_BAD_KEY.
    */
   async rekey(key: unknown): Promise<void> {
+    const next = key === null ? null : await linkKey(key);
     await this.call('rekey', { key });
-    this.#opts.key = key === null ? undefined : key;
+    this.#key = next;
   }
 
   /** Registers a live query; its results go to `w` until {@link unwatch}. */
@@ -365,7 +383,7 @@ export class Link {
 
   async #leadWhileHeld(): Promise<void> {
     // The name tells the worker which wasm to load as it starts (see worker.ts).
-    const name = `${this.#opts.key === undefined ? WORKER_NAME : ENCRYPTED_WORKER_NAME}${this.#opts.name}`;
+    const name = `${this.#key === null ? WORKER_NAME : ENCRYPTED_WORKER_NAME}${this.#opts.name}`;
     const worker = startWorker(() => new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name }));
     const client = this.#newClient(worker);
     let ended!: () => void;
@@ -382,8 +400,9 @@ export class Link {
     const lock = `resq-wasm-worker:${uuid()}`;
     let graceful = false;
     try {
-      const { name, storage, blobTransferThreshold, timeout, key } = this.#opts;
-      await client.call('open', { name, storage, blobTransferThreshold, timeout, lock, tab: this.#tabLock, ...(key === undefined ? {} : { key }) });
+      const { name, storage, blobTransferThreshold, timeout } = this.#opts;
+      const key = this.#key === null ? {} : 'held' in this.#key ? { heldKey: this.#key.held } : { key: this.#key.invalid };
+      await client.call('open', { name, storage, blobTransferThreshold, timeout, lock, tab: this.#tabLock, ...key });
     } catch (err) {
       worker.terminate();
       throw err;
@@ -467,7 +486,7 @@ export class Link {
    * fails with RESQ_BAD_KEY, and none of its calls runs.
    */
   async #proveKey(hello: Hello, port: MessagePort, leaderGone: Promise<null>): Promise<boolean> {
-    const key = keyBytes(this.#opts.key);
+    const key = this.#key && 'held' in this.#key ? this.#key.held.proof : null;
     const { name } = this.#opts;
     let refusal: string | null = null;
     if (!hello.encrypted && key) refusal = `${name} is not encrypted: open it without a key`;

@@ -7,6 +7,8 @@
 // received them, with a Reply of the same id. A worker that can no longer
 // answer (a wasm trap) sends one Fatal and closes.
 
+import type { HeldKey } from './keyproof.js';
+
 export type Storage = 'opfs' | 'memory';
 
 /** A stored value's address. */
@@ -28,7 +30,8 @@ export interface Requests {
    * its end). `tab`: the page's tab id (see {@link Numbered}); `timeout`:
    * its `transactionTimeout`.
    */
-  open: { name: string; storage: Storage; blobTransferThreshold: number; lock: string; tab: string; timeout: number; key?: unknown };
+  /** `heldKey`: the key, held (keyproof.ts); `key`: a value given as one that is none, to be refused. */
+  open: { name: string; storage: Storage; blobTransferThreshold: number; lock: string; tab: string; timeout: number; heldKey?: HeldKey; key?: unknown };
   /**
    * `staged`: the parameters hold staged blobs ({@link StagedRef}) to store.
    * `tx` (these four ops): a `transaction()` callback's call, whose SQL may

@@ -8,7 +8,7 @@
 // wait, so transactions from different tabs never interleave.
 
 import init, { Sealer } from './wasm/resq_wasm.js';
-import { keyBytes, keyProof, sameProof } from './keyproof.js';
+import { keyBytes, keyOf, keyProof, sameProof, unholdKey } from './keyproof.js';
 import { ENCRYPTED_WORKER_NAME, type Attach, type Expired, type Hello, type KeyProof, type KeyVerdict, type Requests } from './protocol.js';
 import { caller, type Caller } from './worker/callers.js';
 import { db, openEngine, refusal } from './worker/engine.js';
@@ -187,8 +187,9 @@ async function open(req: Requests['open'], from: Caller): Promise<null> {
   } catch (err) {
     throw refusal('RESQ_UNSUPPORTED', `could not load the SQLite wasm: ${String(err)}`);
   }
-  db.conn = await openPatiently(req);
-  db.key = keyBytes(req.key);
+  const key = req.heldKey ? keyOf(await unholdKey(req.heldKey)) : req.key;
+  db.conn = await openPatiently(req, key);
+  db.key = keyBytes(key);
   // An OPFS database's stage directory is named after it (its pool makes
   // it this worker's alone). Memory databases of one name can be open in
   // several tabs at once, so each worker gets a directory of its own.
@@ -214,11 +215,11 @@ async function forgetGoneTabs(): Promise<void> {
  * is retried, with backoff, for up to OPEN_PATIENCE_MS; then RESQ_LOCKED
  * (a holder that does not cooperate).
  */
-async function openPatiently(req: Requests['open']) {
+async function openPatiently(req: Requests['open'], key: unknown) {
   const start = performance.now();
   for (let wait = 20; ; wait = Math.min(wait * 2, 500)) {
     try {
-      return await openEngine(req.name, req.storage, req.blobTransferThreshold, req.key);
+      return await openEngine(req.name, req.storage, req.blobTransferThreshold, key);
     } catch (err) {
       const locked = (err as { code?: string })?.code === 'RESQ_LOCKED';
       if (!locked || performance.now() - start + wait > OPEN_PATIENCE_MS) throw err;
