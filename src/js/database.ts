@@ -366,8 +366,8 @@ export class Database implements Transaction {
    * bytes): every page is rewritten under it in one transaction, so a crash
    * midway leaves the old key working. Every other tab that has the
    * database open gets RESQ_BAD_KEY from then on, and opens it again with
-   * the new key. `rekey(null)` decrypts it, as safely; `rekey(key)` of a
-   * plain database is not built yet: RESQ_UNSUPPORTED.
+   * the new key. `rekey(null)` decrypts it, and `rekey(key)` of a plain
+   * database encrypts it, as safely.
    */
   rekey(key: string | Uint8Array | null): Promise<void> {
     return this.#gate(() => this.#link.rekey(key));

@@ -127,6 +127,8 @@ export class Link {
   readonly #opts: Omit<LinkOptions, 'key'>;
   /** Its presence picks the wasm with ciphers. */
   #key: LinkKey = null;
+  /** A `rekey(key)` of a plain database, until this tab's next worker has encrypted it. */
+  #encrypting: { resolve(): void; reject(e: unknown): void } | null = null;
   readonly #shared: boolean;
   #client: Client | null = null;
   /** The calls not answered yet, in the order they were made. */
@@ -261,8 +263,26 @@ export class Link {
    */
   async rekey(key: unknown): Promise<void> {
     const next = key === null ? null : await linkKey(key);
-    await this.call('rekey', { key });
+    const moved = await this.call('rekey', { key });
     this.#key = next;
+    if (moved === 'moved') await this.#moveToCiphers();
+  }
+
+  /**
+   * The worker without ciphers let go of this plain database, for this
+   * tab's next worker, with ciphers, to encrypt as it opens it (`rekey(key)`:
+   * worker/ops.ts). The calls sent to it since were refused there, never
+   * run: they go to that next worker. Resolves once it has encrypted it.
+   */
+  #moveToCiphers(): Promise<void> {
+    const done = new Promise<void>((resolve, reject) => (this.#encrypting = { resolve, reject }));
+    const client = this.#client;
+    if (client) {
+      for (const c of this.#calls) if (c.on === client) c.carried = true;
+      this.#lose(client, 'the database moved to a worker with ciphers');
+    }
+    this.#endLead?.();
+    return done;
   }
 
   /** Registers a live query; its results go to `w` until {@link unwatch}. */
@@ -402,7 +422,9 @@ export class Link {
     try {
       const { name, storage, blobTransferThreshold, timeout } = this.#opts;
       const key = this.#key === null ? {} : 'held' in this.#key ? { heldKey: this.#key.held } : { key: this.#key.invalid };
-      await client.call('open', { name, storage, blobTransferThreshold, timeout, lock, tab: this.#tabLock, ...key });
+      await client.call('open', { name, storage, blobTransferThreshold, timeout, lock, tab: this.#tabLock, ...key, ...(this.#encrypting ? { encrypt: true } : {}) });
+      this.#encrypting?.resolve();
+      this.#encrypting = null;
     } catch (err) {
       worker.terminate();
       throw err;
@@ -603,6 +625,7 @@ export class Link {
     if (this.#dead) return;
     const error = err instanceof ResqError ? err : new ResqError('RESQ_WORKER_DIED', String(err));
     this.#settle.reject(error);
+    this.#encrypting?.reject(error);
     this.#shutDown(error);
     this.#client?.die(error.message);
   }

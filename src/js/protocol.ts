@@ -31,7 +31,8 @@ export interface Requests {
    * its `transactionTimeout`.
    */
   /** `heldKey`: the key, held (keyproof.ts); `key`: a value given as one that is none, to be refused. */
-  open: { name: string; storage: Storage; blobTransferThreshold: number; lock: string; tab: string; timeout: number; heldKey?: HeldKey; key?: unknown };
+  /** `encrypt`: finish a `rekey(key)` of a plain database (the reply 'moved'): encrypt it under `heldKey`. */
+  open: { name: string; storage: Storage; blobTransferThreshold: number; lock: string; tab: string; timeout: number; heldKey?: HeldKey; key?: unknown; encrypt?: boolean };
   /**
    * `staged`: the parameters hold staged blobs ({@link StagedRef}) to store.
    * `tx` (these four ops): a `transaction()` callback's call, whose SQL may
@@ -118,7 +119,11 @@ export interface Replies {
   stageAppend: number;
   stageDiscard: null;
   close: null;
-  rekey: null;
+  /**
+   * 'moved': a plain database whose worker has no ciphers let go of it, for
+   * the caller's next worker (with ciphers) to encrypt as it opens it.
+   */
+  rekey: null | 'moved';
   watch: WatchResult | null;
   unwatch: null;
   exportOpen: { export: number; size: number };

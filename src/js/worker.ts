@@ -9,9 +9,9 @@
 
 import init, { Sealer } from './wasm/resq_wasm.js';
 import { keyBytes, keyOf, keyProof, sameProof, unholdKey } from './keyproof.js';
-import { ENCRYPTED_WORKER_NAME, type Attach, type Expired, type Hello, type KeyProof, type KeyVerdict, type Requests } from './protocol.js';
+import { ENCRYPTED_WORKER_NAME, type Attach, type Expired, type Hello, type KeyProof, type KeyVerdict, type Requests, type WireError } from './protocol.js';
 import { caller, type Caller } from './worker/callers.js';
-import { db, openEngine, refusal } from './worker/engine.js';
+import { db, openEngine, refusal, type Engine } from './worker/engine.js';
 import { discardStage } from './worker/feed.js';
 import { rerunWatches, unwatchAll } from './worker/live.js';
 import { handle, isRequest, type Context } from './worker/ops.js';
@@ -43,6 +43,7 @@ const followers = new Set<Caller>();
 // A worker for `open(name, { key })` is named so (link.ts), and loads the
 // wasm with ciphers; every other loads the plain one.
 const cipher = scope.name.startsWith(ENCRYPTED_WORKER_NAME);
+db.cipher = cipher;
 const ready = cipher ? init({ module_or_path: new URL('./wasm/resq_wasm_cipher_bg.wasm', import.meta.url) }) : init();
 ready.catch(() => {});
 
@@ -188,7 +189,7 @@ async function open(req: Requests['open'], from: Caller): Promise<null> {
     throw refusal('RESQ_UNSUPPORTED', `could not load the SQLite wasm: ${String(err)}`);
   }
   const key = req.heldKey ? keyOf(await unholdKey(req.heldKey)) : req.key;
-  db.conn = await openPatiently(req, key);
+  db.conn = req.encrypt ? await openToEncrypt(req, key) : await openPatiently(req, key);
   db.key = keyBytes(key);
   // An OPFS database's stage directory is named after it (its pool makes
   // it this worker's alone). Memory databases of one name can be open in
@@ -199,6 +200,29 @@ async function open(req: Requests['open'], from: Caller): Promise<null> {
   await db.stages.claim();
   await forgetGoneTabs();
   return null;
+}
+
+/**
+ * Opens a plain database and encrypts it under `key` (`rekey(key)` that
+ * the worker without ciphers handed on: see worker/ops.ts). If it is
+ * encrypted already (this tab's worker that began it went, after it
+ * finished), it opens with the key.
+ */
+async function openToEncrypt(req: Requests['open'], key: unknown): Promise<Engine> {
+  let c: Engine;
+  try {
+    c = await openPatiently(req, undefined);
+  } catch (err) {
+    if ((err as WireError)?.code !== 'RESQ_BAD_KEY') throw err;
+    return openPatiently(req, key);
+  }
+  try {
+    c.rekey(key);
+  } catch (err) {
+    c.close();
+    throw err;
+  }
+  return c;
 }
 
 /** The recorded calls of tabs that are gone (no one holds their lock) will never be sent again. */

@@ -156,7 +156,9 @@ fn salt(conn: &Conn) -> Option<[u8; 16]> {
 /// - decrypting writes page 1 plain, salt gone, before the rest: [`open`]
 ///   then finds the salt in the journal's copy of page 1.
 ///
-/// A plain database is left plain by `None`; `Some` of one is refused.
+/// A plain database is left plain by `None`, and encrypted by `Some` (on
+/// the encrypting VFS, as every connection of the build with ciphers is;
+/// the journal then is plain, and after a crash midway it opens without a key).
 pub fn rekey(conn: &Conn, key: Option<&Key>) -> Result<()> {
     if conn.in_transaction() {
         return Err(Error::BadParam("rekey() rewrites every page in a transaction of its own: end the open transaction (COMMIT or ROLLBACK) first".into()));
@@ -168,7 +170,10 @@ pub fn rekey(conn: &Conn, key: Option<&Key>) -> Result<()> {
             (None, None) => return Ok(()),
             (None, Some(_)) => Vec::new(),
             (Some(key), Some(salt)) => key.material_with(&salt),
-            (Some(_), None) => return Err(Error::Unsupported("rekey(key) of a plain database is not built yet: a database is encrypted when open(name, { key }) creates it".into())),
+            // Plain, on the encrypting VFS: SQLite3MC makes the salt (a
+            // VACUUM, as the pages gain the bytes the cipher reserves).
+            (Some(key), None) if conn.encrypted() => key.material(),
+            (Some(_), None) => return Err(Error::Unsupported("rekey(key): this connection is not on the encrypting VFS".into())),
         };
         let (ptr, len) = if material.is_empty() { (std::ptr::null(), 0) } else { (material.as_ptr().cast(), material.len() as i32) };
         // SAFETY: the connection is open; SQLite3MC copies what it keeps.
@@ -182,7 +187,8 @@ pub fn rekey(conn: &Conn, key: Option<&Key>) -> Result<()> {
     #[cfg(not(feature = "cipher"))]
     match key {
         None => Ok(()),
-        Some(_) => Err(Error::Unsupported("rekey(key) of a plain database is not built yet: a database is encrypted when open(name, { key }) creates it".into())),
+        // The worker moves the database to the wasm with ciphers first.
+        Some(_) => Err(Error::Unsupported("rekey(key) of a plain database needs the wasm with ciphers".into())),
     }
 }
 
@@ -201,7 +207,13 @@ const CORRUPT: i32 = 11;
 /// refused then. After a crash the file has a hot journal, and SQLite rolls
 /// it back at its first read: through the wrong layer (no key for an
 /// encrypted file) the journal's checksums fail and it would be dropped
-/// unplayed, the database left half-written for good.
+/// unplayed, the database left half-written for good. A `rekey` cut off
+/// midway leaves a file whose head is already of the new kind and whose
+/// journal is of the old: the journal's copy of page 1 says so, and the
+/// old way of opening it (the only one that rolls it back) is let through.
+///
+/// In the build with ciphers, a connection without a key is on the
+/// encrypting VFS too, doing nothing there until `rekey(key)` encrypts it.
 pub fn open(name: &str, vfs: Option<&str>, key: Option<&Key>) -> Result<Conn> {
     match (vfs, key) {
         (Some(vfs), Some(key)) => {
@@ -218,18 +230,28 @@ pub fn open(name: &str, vfs: Option<&str>, key: Option<&Key>) -> Result<Conn> {
                 }
                 return Err(Error::BadKey(format!("{name} is not encrypted: open it without a key (an existing plain database is never encrypted by open)")));
             }
+            if journal_page1(&conn, vfs).is_some_and(|p| looks_plain(&p)) {
+                return Err(Error::BadKey(format!("{name} was being encrypted (rekey(key)) when it was cut off: open it without a key, which rolls that back")));
+            }
             apply(&conn, key, name)?;
             Ok(conn)
         }
         (None, Some(_)) => Err(Error::BadParam("a memory database is never on disk: it takes no key".into())),
         (Some(vfs), None) => {
+            #[cfg(feature = "cipher")]
+            let conn = Conn::open(name, Some(&vfs_over(vfs))).map(|mut c| {
+                c.set_encrypted();
+                c
+            })?;
+            #[cfg(not(feature = "cipher"))]
             let conn = Conn::open(name, Some(vfs))?;
-            if head(&conn).is_some_and(|h| looks_encrypted(&h)) {
+            let journal = journal_page1(&conn, vfs);
+            if head(&conn).is_some_and(|h| looks_encrypted(&h)) && !journal.is_some_and(|p| looks_plain(&p)) {
                 return Err(Error::BadKey(format!("{name} is encrypted: open it with its key")));
             }
             // Plain SQLite would play an encrypted journal back as it is:
             // its checksums would fail, and it would be dropped unplayed.
-            if journal_page1(&conn, vfs).is_some_and(|p| looks_encrypted(&p)) {
+            if journal.is_some_and(|p| looks_encrypted(&p)) {
                 return Err(Error::BadKey(format!("{name} was being decrypted (rekey(null)) when it was cut off: open it with its old key, which rolls that back")));
             }
             Ok(conn)

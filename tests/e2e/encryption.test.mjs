@@ -222,12 +222,11 @@ test('a following tab proves the key: with it, its calls run; with a wrong one o
   }
 });
 
-test('rekey changes the key of an encrypted database, passphrase or raw; rekey(key) of a plain database is refused for now', async (t) => {
+test('rekey changes the key of an encrypted database, passphrase or raw', async (t) => {
   const name = dbName(t);
-  const plainName = dbName(t, 'plain.db');
   const got = await inPage(
     h.page,
-    async ({ open, outcome }, { name, plainName, marker, scan }) => {
+    async ({ open, outcome }, { name, marker, scan }) => {
       const rawScan = (0, eval)(`(${scan})`);
       const code = (o) => (o.ok ? 'ok' : o.error.code);
       const rows = async (options) => {
@@ -262,13 +261,9 @@ test('rekey changes the key of an encrypted database, passphrase or raw; rekey(k
       await db.close();
       out.thirdRows = await rows({ key: 'third' });
       out.stillEncrypted = (await rawScan(name, marker)).hits;
-      const p = await open(plainName);
-      await p.execute('CREATE TABLE t(x)');
-      out.rekeyPlain = await outcome(p.rekey('k'));
-      await p.close();
       return out;
     },
-    { name, plainName, marker: MARKER, scan: rawScan.toString() },
+    { name, marker: MARKER, scan: rawScan.toString() },
   );
   assert.equal(got.noArgument.error?.code, 'RESQ_BAD_PARAM', JSON.stringify(got.noArgument));
   assert.equal(got.badShape.error?.code, 'RESQ_BAD_PARAM', JSON.stringify(got.badShape));
@@ -279,8 +274,6 @@ test('rekey changes the key of an encrypted database, passphrase or raw; rekey(k
   assert.equal(got.passAgainOld, 'RESQ_BAD_KEY');
   assert.deepEqual(got.thirdRows, got.newKey, 'and back to a passphrase');
   assert.equal(got.stillEncrypted, 0);
-  assert.equal(got.rekeyPlain.ok, false);
-  assert.equal(got.rekeyPlain.error.code, 'RESQ_UNSUPPORTED', got.rekeyPlain.error.message);
 });
 
 test('after rekey in one tab, the other tab gets RESQ_BAD_KEY and opens it again with the new key', async (t) => {
@@ -359,9 +352,8 @@ test('rekey(null) decrypts: the file is plain after, opens without a key, and th
         const plain = await open(name);
         const plainRows = (await plain.query('SELECT count(*) AS n FROM t'))[0].n;
         const [{ integrity_check: ok }] = await plain.query('PRAGMA integrity_check');
-        const toKey = code(await outcome(plain.rekey('k')));
         await plain.close();
-        return { before, after, again, rows, withKey, plainRows, ok, toKey };
+        return { before, after, again, rows, withKey, plainRows, ok };
       },
       { name, key: [...key], marker: MARKER, scan: rawScan.toString() },
     );
@@ -376,9 +368,98 @@ test('rekey(null) decrypts: the file is plain after, opens without a key, and th
     assert.equal(got.withKey, 'RESQ_BAD_KEY', 'a key for the now plain file');
     assert.equal(got.plainRows, 2);
     assert.equal(got.ok, 'ok');
-    assert.equal(got.toKey, 'RESQ_UNSUPPORTED', 'rekey(key) of a plain database: not built yet');
     assert.equal(otherCall, 'RESQ_BAD_KEY', 'the other tab, which held the key, is told');
   } finally {
     await other.close();
   }
+});
+
+test('rekey(key) encrypts a plain database, called by the tab that leads or by one that follows; the others get RESQ_BAD_KEY', async (t) => {
+  const other = await h.newPage();
+  try {
+    for (const caller of ['leader', 'follower']) {
+      const name = dbName(t, `${caller}.db`);
+      const [rekeying, told] = caller === 'leader' ? [h.page, other] : [other, h.page];
+      // h.page leads (it opens first), `other` follows; both plain.
+      for (const page of [h.page, other]) {
+        await inPage(
+          page,
+          async ({ open }, { name, marker }) => {
+            window.resqDb = await open(name);
+            await window.resqDb.execute('CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, s TEXT, b BLOB)');
+            await window.resqDb.execute('INSERT INTO t(s, b) VALUES (?, ?)', [`${marker} before`, new Uint8Array(5 << 20).fill(2)]);
+          },
+          { name, marker: MARKER },
+        );
+      }
+      const got = await inPage(
+        rekeying,
+        async ({ outcome }, { name, marker, scan }) => {
+          const rawScan = (0, eval)(`(${scan})`);
+          const db = window.resqDb;
+          const before = (await rawScan(name, marker)).hits;
+          // A call made while the rekey runs, after it: it runs once, on the encrypted database.
+          const [rekeyed, inserted] = await Promise.all([outcome(db.rekey('new key')), outcome(db.execute('INSERT INTO t(s) VALUES (?)', [`${marker} after`]))]);
+          const rows = (await db.query('SELECT s FROM t ORDER BY id')).map((r) => r.s);
+          await db.close();
+          const after = (await rawScan(name, marker)).hits;
+          return { before, rekeyed: rekeyed.ok ? 'ok' : rekeyed.error.code, inserted: inserted.ok ? 'ok' : inserted.error.code, rows, after };
+        },
+        { name, marker: MARKER, scan: rawScan.toString() },
+      );
+      const toldCall = await inPage(told, async ({ outcome }) => {
+        const o = await outcome(window.resqDb.query('SELECT count(*) FROM t'));
+        await window.resqDb.close().catch(() => {});
+        return o.ok ? 'ok' : o.error.code;
+      });
+      const reopened = await inPage(
+        h.page,
+        async ({ open, outcome }, { name }) => {
+          const code = (o) => (o.ok ? 'ok' : o.error.code);
+          const noKey = code(await outcome(open(name)));
+          const db = await open(name, { key: 'new key' });
+          const n = (await db.query('SELECT count(*) AS n FROM t'))[0].n;
+          const [{ integrity_check: ok }] = await db.query('PRAGMA integrity_check');
+          await db.close();
+          return { noKey, n, ok };
+        },
+        { name },
+      );
+      assert.ok(got.before >= 2, `${caller}: plain before (${got.before} markers in the file)`);
+      assert.equal(got.rekeyed, 'ok', caller);
+      assert.equal(got.inserted, 'ok', `${caller}: the call made during the rekey`);
+      assert.deepEqual(got.rows, [`${MARKER} before`, `${MARKER} before`, `${MARKER} after`], `${caller}: every row once`);
+      assert.equal(got.after, 0, `${caller}: encrypted after, nothing readable in the file`);
+      assert.equal(toldCall, 'RESQ_BAD_KEY', `${caller}: the other tab is told`);
+      assert.deepEqual(reopened, { noKey: 'RESQ_BAD_KEY', n: 3, ok: 'ok' }, caller);
+    }
+  } finally {
+    await other.close();
+  }
+});
+
+test('after rekey(null), rekey(key) encrypts it again in the same worker', async (t) => {
+  const name = dbName(t);
+  const got = await inPage(
+    h.page,
+    async ({ open, outcome }, { name, marker, scan }) => {
+      const rawScan = (0, eval)(`(${scan})`);
+      const code = (o) => (o.ok ? 'ok' : o.error.code);
+      const db = await open(name, { key: 'one' });
+      await db.execute('CREATE TABLE t(s)');
+      await db.execute('INSERT INTO t VALUES (?)', [marker]);
+      await db.rekey(null);
+      await db.rekey('two');
+      await db.execute('INSERT INTO t VALUES (?)', [marker]);
+      await db.close();
+      const hits = (await rawScan(name, marker)).hits;
+      const one = code(await outcome(open(name, { key: 'one' })));
+      const two = await open(name, { key: 'two' });
+      const n = (await two.query('SELECT count(*) AS n FROM t'))[0].n;
+      await two.close();
+      return { hits, one, n };
+    },
+    { name, marker: MARKER, scan: rawScan.toString() },
+  );
+  assert.deepEqual(got, { hits: 0, one: 'RESQ_BAD_KEY', n: 2 });
 });

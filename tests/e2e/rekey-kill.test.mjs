@@ -101,57 +101,64 @@ test(`a rekey crashed midway leaves the old key or the new one working, never ne
   assert.ok(trials.some((r) => r.opened === 'new'), 'some rekey committed');
 });
 
-/** Runs in the page: a 40 MB encrypted database `name` under `key`; with `decrypt`, how long a rekey(null) of it takes. */
-const build = async ({ open }, { name, key, summary, decrypt }) => {
-  const db = await open(name, { key });
+/**
+ * Runs in the page: a 40 MB database `name`, opened with `options`; with
+ * `rekeyTo` given, how long a rekey of it to that takes.
+ */
+const build = async ({ open }, { name, options, summary, rekeyTo }) => {
+  const db = await open(name, options);
   await db.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, s TEXT, b BLOB)');
   const blob = new Uint8Array(256 << 10).map((_, i) => (i * 31) & 255);
   for (let i = 0; i < 160; i++) await db.execute('INSERT INTO t(s, b) VALUES (?, ?)', [`row ${i}`, blob]);
   const s = JSON.stringify(await db.query(summary));
   const t0 = performance.now();
-  if (decrypt) await db.rekey(null);
+  if (rekeyTo !== undefined) await db.rekey(rekeyTo);
   const ms = performance.now() - t0;
   await db.close();
   return { s, ms };
 };
 
-test(`a rekey(null) crashed midway leaves the old key or no key opening it, never neither, and no key never harms it (${TRIALS} trials)`, async (t) => {
-  const key = 'decrypt me';
+/**
+ * Kill trials of a rekey between an encrypted database and a plain one:
+ * `from` and `to` are `open` options (`{}` for plain). After each crash a
+ * fresh tab tries `to` first (after a cut-off rekey it must refuse, and
+ * leave the journal for `from`), then `from`.
+ */
+async function acrossTrials(t, what, from, to) {
+  const rekeyTo = to.key ?? null;
   let page = await h.newPage();
-  const want = await inPage(page, build, { name: 'rekey-null-kill-0.db', key, summary, decrypt: true });
+  const want = await inPage(page, build, { name: `rekey-${what}-kill-0.db`, options: from, summary, rekeyTo });
   await page.close();
-  t.diagnostic(`a rekey(null) of 40 MB took ${want.ms.toFixed(0)} ms`);
+  t.diagnostic(`a rekey(${rekeyTo === null ? 'null' : 'key'}) of 40 MB took ${want.ms.toFixed(0)} ms`);
   const trials = [];
   for (let trial = 1; trial <= TRIALS; trial++) {
-    const name = `rekey-null-kill-${trial}.db`;
+    const name = `rekey-${what}-kill-${trial}.db`;
     page = await h.newPage();
-    await inPage(page, build, { name, key, summary, decrypt: false });
+    await inPage(page, build, { name, options: from, summary });
     const crash = await h.crasher(page);
     let acknowledged = false;
     await page.exposeFunction('resqRekeyed', () => (acknowledged = true));
     await inPage(
       page,
-      async ({ open }, { name, key }) => {
-        const db = await open(name, { key });
+      async ({ open }, { name, from, rekeyTo }) => {
+        const db = await open(name, from);
         await db.query('SELECT 1');
-        void db.rekey(null).then(() => window.resqRekeyed(), () => {});
+        void db.rekey(rekeyTo).then(() => window.resqRekeyed(), () => {});
       },
-      { name, key },
+      { name, from, rekeyTo },
     );
-    // The decryption writes the file in its second half (a VACUUM builds
-    // the plain copy first): the crashes are spread from 0.4 to 1.2 of its time.
+    // The rekey writes the file in its second half (a VACUUM builds the
+    // new copy first): the crashes are spread from 0.4 to 1.2 of its time.
     const delay = Math.round((0.4 + ((trial * 0.61803) % 1) * 0.8) * want.ms);
     await new Promise((r) => setTimeout(r, delay));
     void crash().catch(() => {});
     await new Promise((r) => setTimeout(r, 300));
     await page.close().catch(() => {});
     page = await h.newPage();
-    // No key first: after a cut-off decryption it must refuse, and leave
-    // the journal for the old key.
     const r = await inPage(
       page,
-      async ({ open, outcome }, { name, key, summary }) => {
-        for (const [which, options] of [['plain', {}], ['old', { key }]]) {
+      async ({ open, outcome }, { name, from, to, summary }) => {
+        for (const [which, options] of [['new', to], ['old', from]]) {
           const o = await outcome(open(name, options));
           if (!o.ok && o.error.code === 'RESQ_BAD_KEY') continue;
           if (!o.ok) return { opened: `neither: ${o.error.code} ${o.error.message}` };
@@ -163,16 +170,22 @@ test(`a rekey(null) crashed midway leaves the old key or no key opening it, neve
         }
         return { opened: 'neither: both refused' };
       },
-      { name, key, summary },
+      { name, from, to, summary },
     );
     await page.close();
     trials.push({ trial, delay, acknowledged, ...r });
-    assert.ok(r.opened === 'plain' || r.opened === 'old', `trial ${trial}: ${r.opened}`);
+    assert.ok(r.opened === 'new' || r.opened === 'old', `trial ${trial}: ${r.opened}`);
     assert.equal(r.ok, 'ok', `trial ${trial}: integrity`);
     assert.equal(r.s, want.s, `trial ${trial}: every row as it was`);
-    if (acknowledged) assert.equal(r.opened, 'plain', `trial ${trial}: an acknowledged rekey(null) is kept`);
+    if (acknowledged) assert.equal(r.opened, 'new', `trial ${trial}: an acknowledged rekey is kept`);
   }
   t.diagnostic(trials.map((r) => `${r.delay} ms: ${r.opened}${r.acknowledged ? ' (acknowledged)' : ''}`).join(', '));
-  assert.ok(trials.some((r) => r.opened === 'old'), 'some crash landed before the decryption committed');
-  assert.ok(trials.some((r) => r.opened === 'plain'), 'some decryption committed');
-});
+  assert.ok(trials.some((r) => r.opened === 'old'), 'some crash landed before the rekey committed');
+  assert.ok(trials.some((r) => r.opened === 'new'), 'some rekey committed');
+}
+
+test(`a rekey(null) crashed midway leaves the old key or no key opening it, never neither, and no key never harms it (${TRIALS} trials)`, (t) =>
+  acrossTrials(t, 'null', { key: 'decrypt me' }, {}));
+
+test(`a rekey(key) of a plain database crashed midway leaves no key or the new key opening it, never neither, and the key never harms it (${TRIALS} trials)`, (t) =>
+  acrossTrials(t, 'plain', {}, { key: 'encrypt me' }));

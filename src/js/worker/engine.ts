@@ -83,7 +83,9 @@ export const db: {
   closedByPage: boolean;
   /** An encrypted database's key as following tabs prove it (keyproof.ts); null when plain. */
   key: Uint8Array | null;
-} = { conn: null, stages: null, closedByPage: false, key: null };
+  /** This worker runs the wasm with ciphers. */
+  cipher: boolean;
+} = { conn: null, stages: null, closedByPage: false, key: null, cipher: false };
 
 /** The connection, or RESQ_CLOSED. */
 export function connection(): Engine {

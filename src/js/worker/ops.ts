@@ -5,7 +5,7 @@
 import { keyBytes, keyOf } from '../keyproof.js';
 import type { Op, Replies, Request, Requests, WireError } from '../protocol.js';
 import type { Caller } from './callers.js';
-import { connection, db, endsTransaction, limits, refusal } from './engine.js';
+import { connection, db, endsTransaction, limits, refusal, type Engine } from './engine.js';
 import { batchRuns, discardStage, inlineSmall, ownStage, resolveStaged, writeStreams, writeTaken } from './feed.js';
 import { unwatch, watch } from './live.js';
 import { recorded, recording } from './record.js';
@@ -218,6 +218,7 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     if (req.key === null && !db.key) return null;
     const key = req.key === null ? null : keyBytes(req.key);
     if (req.key !== null && !key) throw refusal('RESQ_BAD_PARAM', 'rekey() takes a passphrase (a non-empty string, valid Unicode), 32 raw bytes (a Uint8Array), or null to decrypt');
+    if (key && !db.key && !db.cipher) return moveToCiphers(c, from, cx);
     c.rekey(req.key);
     db.key = key;
     cx.rekeyed(from);
@@ -238,6 +239,22 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     return null;
   },
 };
+
+/**
+ * `rekey(key)` of a plain database in the worker without ciphers: it lets
+ * go of the database (closed, nothing changed), every other tab is told
+ * the key changed, and the caller's next worker, with ciphers, encrypts
+ * it as it opens it (link.ts). Calls that reach this worker after are
+ * refused with RESQ_CLOSED; the caller's link sends its own again.
+ */
+async function moveToCiphers(c: Engine, from: Caller, cx: Context): Promise<'moved'> {
+  if (c.transactionOpen()) throw refusal('RESQ_BAD_PARAM', 'rekey() rewrites every page in a transaction of its own: end the open transaction (COMMIT or ROLLBACK) first');
+  db.conn = null;
+  c.close();
+  await db.stages?.discardAll();
+  cx.rekeyed(from);
+  return 'moved';
+}
 
 /** A batch part's error names its parameter set within the part: renumbered within the whole batch. */
 function renumbered(err: unknown, offset: number): unknown {
