@@ -9,7 +9,9 @@
 // partial transaction. `RESQ_POWERLOSS_IMAGES` sets the count (npm test: a
 // reduced run; npm run stress: thousands); `RESQ_POWERLOSS_PAGE_SIZES` the
 // page sizes, each its own database and record (npm test: the default,
-// 8192; npm run stress: 4096, 8192 and 65536).
+// 8192; npm run stress: 4096, 8192 and 65536). Each runs on a plain database
+// and on an encrypted one (`open(name, { key })`), whose images are checked
+// with SQLite3 Multiple Ciphers (tests/powerloss/sqlite3mc.sh) under the key.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -33,15 +35,15 @@ after(async () => {
 });
 
 /** Runs the workload in the page; returns the record and each transaction's row count. */
-async function record(name, seed, pageSize) {
+async function record(name, seed, pageSize, key) {
   return inPage(
     h.page,
-    async ({ open, probe }, { name, seed, pageSize }) => {
+    async ({ open, probe }, { name, seed, pageSize, key }) => {
       let x = seed;
       const rand = () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648);
       const hex = async (b) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (v) => v.toString(16).padStart(2, '0')).join('');
       const bytes = (n) => Uint8Array.from({ length: n }, () => (rand() * 256) | 0);
-      const db = await open(name);
+      const db = await open(name, key ? { key } : {});
       await db.execute(`PRAGMA page_size = ${pageSize}`);
       await db.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, tx INTEGER, k INTEGER, sum TEXT, data BLOB)');
       await probe(name, 'mark', 0);
@@ -82,16 +84,27 @@ async function record(name, seed, pageSize) {
       };
       return { txs, log: log.map((e) => (e[0] === 'w' ? [e[0], e[1], e[2], b64(e[3])] : e)) };
     },
-    { name, seed, pageSize },
+    { name, seed, pageSize, key },
   );
 }
 
-function images(rec, db, extra = []) {
+/** The native SQLite3MC the encrypted images are checked with (built once). */
+let cipherLibrary;
+const sqlite3mc = () =>
+  (cipherLibrary ??= (() => {
+    const r = spawnSync('bash', [resolve(import.meta.dirname, '../powerloss/sqlite3mc.sh')], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    return r.stdout.trim();
+  })());
+
+function images(rec, db, key, extra = []) {
   const dir = mkdtempSync(join(tmpdir(), 'resq-powerloss-'));
   try {
     const file = join(dir, 'log.json');
     writeFileSync(file, JSON.stringify(rec));
-    const r = spawnSync('python3', [checker, file, '--db', db, '--images', String(IMAGES), '--seed', '7', ...extra], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    const keyed = key ? ['--key', key] : [];
+    const env = key ? { ...process.env, LD_PRELOAD: sqlite3mc() } : process.env;
+    const r = spawnSync('python3', [checker, file, '--db', db, '--images', String(IMAGES), '--seed', '7', ...keyed, ...extra], { encoding: 'utf8', maxBuffer: 1 << 26, env });
     assert.equal(r.status, 0, r.stderr);
     return JSON.parse(r.stdout);
   } finally {
@@ -99,12 +112,13 @@ function images(rec, db, extra = []) {
   }
 }
 
-for (const pageSize of PAGE_SIZES) {
-  test(`power loss at ${IMAGES} random points of a recorded workload, ${pageSize}-byte pages: every acknowledged transaction survives whole, none is partial, integrity ok`, async (t) => {
-    const name = `powerloss-${pageSize}.db`;
-    const rec = await record(name, 12345, pageSize);
-    const r = images(rec, name);
-    t.diagnostic(`page size ${pageSize}: images ${r.images}, log entries ${r.entries}, failures ${r.failures}, commits ${r.commits}, flushes per commit: median ${r.flushesPerCommit}, range ${r.flushesPerCommitRange}`);
+for (const [pageSize, key] of PAGE_SIZES.flatMap((p) => [[p, null], [p, 'power loss key']])) {
+  const what = key ? ', encrypted' : '';
+  test(`power loss at ${IMAGES} random points of a recorded workload, ${pageSize}-byte pages${what}: every acknowledged transaction survives whole, none is partial, integrity ok`, async (t) => {
+    const name = `powerloss-${pageSize}${key ? '-encrypted' : ''}.db`;
+    const rec = await record(name, 12345, pageSize, key);
+    const r = images(rec, name, key);
+    t.diagnostic(`page size ${pageSize}${what}: images ${r.images}, log entries ${r.entries}, failures ${r.failures}, commits ${r.commits}, flushes per commit: median ${r.flushesPerCommit}, range ${r.flushesPerCommitRange}`);
     assert.equal(r.images, IMAGES);
     assert.equal(r.failures, 0, JSON.stringify(r.first));
     assert.ok(r.commits >= 39 && r.flushesPerCommit >= 1, JSON.stringify(r));
@@ -112,8 +126,8 @@ for (const pageSize of PAGE_SIZES) {
     // The check bites: the same record with every flush after the schema
     // ignored (a storage layer that stops flushing) loses acknowledged
     // transactions.
-    const broken = images(rec, name, ['--ignore-flushes']);
-    t.diagnostic(`page size ${pageSize}, with flushes ignored: ${broken.failures} of ${broken.images} images fail, e.g. ${broken.first[0]?.why}`);
+    const broken = images(rec, name, key, ['--ignore-flushes']);
+    t.diagnostic(`page size ${pageSize}${what}, with flushes ignored: ${broken.failures} of ${broken.images} images fail, e.g. ${broken.first[0]?.why}`);
     assert.ok(broken.failures > 0, 'ignoring flushes must lose acknowledged transactions');
   });
 }

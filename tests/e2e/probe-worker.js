@@ -190,8 +190,11 @@ WebAssembly.instantiate = async (...args) => {
 };
 
 const channel = new BroadcastChannel('resq-wasm-probe');
+// Asked by the database's name: the worker of an encrypted one is named
+// 'resq-wasm, encrypted: <name>' (protocol.ts), a plain one's 'resq-wasm: <name>'.
+const database = (worker) => String(worker).replace(/^resq-wasm(, encrypted)?: /, '');
 channel.onmessage = ({ data }) => {
-  if (data.worker !== self.name) return;
+  if (database(data.worker) !== database(self.name)) return;
   // Asked only once the database is open, so the instance exists: without
   // one, the probe answers null, which no test takes for a figure.
   if (!exports) return channel.postMessage({ id: data.id, value: null });

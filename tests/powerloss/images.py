@@ -20,6 +20,10 @@ row's SHA-256 right, and every transaction that is there is whole.
     python3 images.py LOG.json --images 500 --seed 1 [--ignore-flushes]
 
 LOG.json: {"log": [...], "txs": {"<n>": rows}} with write bytes in base64.
+`--key KEY` checks an encrypted database's images (SQLite3 Multiple
+Ciphers' chacha20 under the passphrase KEY): Python's sqlite3 must then run
+SQLite3MC, with tests/powerloss/sqlite3mc.sh's library in LD_PRELOAD (this
+script checks that it does).
 `--ignore-flushes` builds images as if no flush after the schema was
 created had happened (a storage layer that stops flushing): the check must
 then find lost transactions.
@@ -82,7 +86,17 @@ def slots(files):
     return out
 
 
-def check(image, db_name, txs, acked, workdir):
+def connect(path, key):
+    con = sqlite3.connect(path)
+    if key is not None:
+        # Before anything reads the file: the hot journal is rolled back
+        # with the key.
+        con.execute("PRAGMA cipher = 'chacha20'")
+        con.execute("PRAGMA key = '%s'" % key.replace("'", "''"))
+    return con
+
+
+def check(image, db_name, txs, acked, workdir, key):
     for n in os.listdir(workdir):
         os.remove(os.path.join(workdir, n))
     for name, data in image.items():
@@ -90,7 +104,7 @@ def check(image, db_name, txs, acked, workdir):
             out.write(data)
     if db_name not in image:
         return None if acked < 0 else f'no database file, but transaction {acked} was acknowledged'
-    con = sqlite3.connect(os.path.join(workdir, db_name))
+    con = connect(os.path.join(workdir, db_name), key)
     try:
         ok = con.execute('PRAGMA integrity_check').fetchall()
         if ok != [('ok',)]:
@@ -122,7 +136,13 @@ def main():
     p.add_argument('--seed', type=int, default=1)
     p.add_argument('--db', required=True)
     p.add_argument('--ignore-flushes', action='store_true')
+    p.add_argument('--key')
     a = p.parse_args()
+    if a.key is not None:
+        try:
+            sqlite3.connect(':memory:').execute('SELECT sqlite3mc_version()')
+        except sqlite3.OperationalError:
+            raise SystemExit('--key needs SQLite3 Multiple Ciphers: run with LD_PRELOAD=$(bash tests/powerloss/sqlite3mc.sh)')
     with open(a.log) as f:
         rec = json.load(f)
     log = [[e[0], e[1], e[2], base64.b64decode(e[3])] if e[0] == 'w' else e for e in rec['log']]
@@ -135,7 +155,7 @@ def main():
         for n in range(a.images):
             cut = rng.randrange(1, len(log) + 1)
             acked = max([m for i, m in marks if i < cut], default=-1)
-            why = check(slots(build(log, cut, rng, ignore_after)), a.db, txs, acked, workdir)
+            why = check(slots(build(log, cut, rng, ignore_after)), a.db, txs, acked, workdir, a.key)
             if why:
                 failures.append({'image': n, 'cut': cut, 'why': why})
     # Flushes per commit: between consecutive marks (one commit each).
