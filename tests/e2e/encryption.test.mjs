@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
-import { MARKER, rawScan } from './plaintext.mjs';
+import { MARKER, rawScan, workerScan } from './plaintext.mjs';
 
 let h;
 before(async () => {
@@ -24,8 +24,9 @@ test('an encrypted database round-trips every value and blob path, and its files
   const name = dbName(t);
   const got = await inPage(
     h.page,
-    async ({ open, plain }, { name, marker, scan }) => {
+    async ({ open, plain }, { name, marker, scan, inWorker }) => {
       const rawScan = (0, eval)(`(${scan})`);
+      const workerScan = (0, eval)(`(${inWorker})`);
       const key = 'correct horse battery staple';
       const big = new Uint8Array(5 << 20).fill(0x5a);
       big.set(new TextEncoder().encode(marker), 1234567);
@@ -38,6 +39,7 @@ test('an encrypted database round-trips every value and blob path, and its files
       await db.execute('INSERT INTO t(id, big) VALUES (4, ?)', [new File([big], 'clip.bin')]);
       await db.close();
       const closed = await rawScan(name, marker);
+      const closedInWorker = await workerScan(name, marker);
       db = await open(name, { key });
       const [row] = await db.query('SELECT i, f, s, b, n FROM t WHERE id = 1');
       const ranged = await db.readBlob('t', 'big', 4, { offset: 1234567, length: marker.length });
@@ -63,6 +65,7 @@ test('an encrypted database round-trips every value and blob path, and its files
       const header = new TextDecoder().decode(exported.subarray(0, 15));
       return {
         closed,
+        closedInWorker,
         row: plain(row),
         ranged: new TextDecoder().decode(ranged),
         streamed,
@@ -74,10 +77,12 @@ test('an encrypted database round-trips every value and blob path, and its files
         header,
       };
     },
-    { name, marker: MARKER, scan: rawScan.toString() },
+    { name, marker: MARKER, scan: rawScan.toString(), inWorker: workerScan.toString() },
   );
   assert.ok(got.closed.bytes > 5 << 20, `the pool holds the data (${got.closed.bytes} bytes)`);
   assert.equal(got.closed.hits, 0, 'no plaintext marker in the OPFS files after close()');
+  assert.equal(got.closedInWorker.bytes, got.closed.bytes, 'a worker of the test read the same files with sync access handles');
+  assert.equal(got.closedInWorker.hits, 0, 'no plaintext marker there either');
   assert.deepEqual(got.row, { i: { bigint: String(2n ** 60n) }, f: 1.5, s: `${MARKER} as text`, b: { bytes: Array.from(new TextEncoder().encode(`${MARKER} in bytes`)) }, n: null });
   assert.equal(got.ranged, MARKER, 'a ranged read of the streamed value');
   assert.equal(got.streamed, 5 << 20);
@@ -336,8 +341,9 @@ test('rekey(null) decrypts: the file is plain after, opens without a key, and th
     );
     const got = await inPage(
       h.page,
-      async ({ open, outcome }, { name, key, marker, scan }) => {
+      async ({ open, outcome }, { name, key, marker, scan, inWorker }) => {
         const rawScan = (0, eval)(`(${scan})`);
+        const workerScan = (0, eval)(`(${inWorker})`);
         const code = (o) => (o.ok ? 'ok' : o.error.code);
         const db = window.resqDb;
         const before = (await rawScan(name, marker)).hits;
@@ -348,14 +354,15 @@ test('rekey(null) decrypts: the file is plain after, opens without a key, and th
         const rows = (await db.query('SELECT s, length(b) AS n FROM t ORDER BY id')).map((r) => `${r.s}:${r.n}`);
         await db.close();
         const after = (await rawScan(name, marker)).hits;
+        const afterInWorker = (await workerScan(name, marker)).hits;
         const withKey = code(await outcome(open(name, { key: new Uint8Array(key) })));
         const plain = await open(name);
         const plainRows = (await plain.query('SELECT count(*) AS n FROM t'))[0].n;
         const [{ integrity_check: ok }] = await plain.query('PRAGMA integrity_check');
         await plain.close();
-        return { before, after, again, rows, withKey, plainRows, ok };
+        return { before, after, afterInWorker, again, rows, withKey, plainRows, ok };
       },
-      { name, key: [...key], marker: MARKER, scan: rawScan.toString() },
+      { name, key: [...key], marker: MARKER, scan: rawScan.toString(), inWorker: workerScan.toString() },
     );
     const otherCall = await inPage(other, async ({ outcome }) => {
       const o = await outcome(window.resqDb.query('SELECT count(*) FROM t'));
@@ -363,6 +370,7 @@ test('rekey(null) decrypts: the file is plain after, opens without a key, and th
     });
     assert.equal(got.before, 0, 'encrypted before');
     assert.ok(got.after >= 2, `plain after: the markers are readable in the file (${got.after})`);
+    assert.equal(got.afterInWorker, got.after, 'a worker of the test, reading with sync access handles, finds them too');
     assert.equal(got.again, 'ok', 'rekey(null) of a plain database leaves it plain');
     assert.deepEqual(got.rows, [`${MARKER} one:${5 << 20}`, `${MARKER} two:null`]);
     assert.equal(got.withKey, 'RESQ_BAD_KEY', 'a key for the now plain file');

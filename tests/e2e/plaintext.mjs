@@ -41,3 +41,56 @@ export const rawScan = async (name, marker) => {
   await walk(dir);
   return { hits, bytes };
 };
+
+/**
+ * Runs in the page: as {@link rawScan}, but each file is read in a
+ * dedicated worker of the test's own (not the package's) with a plain
+ * `FileSystemSyncAccessHandle`, the way the package's own storage reads
+ * OPFS. Only files no other handle holds can be opened so: call it after
+ * `close()`. Pass it to the page as `workerScan.toString()`.
+ */
+export const workerScan = async (name, marker) => {
+  const body = `
+    onmessage = async ({ data: { name, marker } }) => {
+      try {
+        const needle = new TextEncoder().encode(marker);
+        let hits = 0, bytes = 0, files = 0;
+        const walk = async (dir) => {
+          for await (const [, entry] of dir.entries()) {
+            if (entry.kind === 'directory') { await walk(entry); continue; }
+            const access = await entry.createSyncAccessHandle();
+            try {
+              const b = new Uint8Array(access.getSize());
+              access.read(b, { at: 0 });
+              files += 1;
+              bytes += b.length;
+              for (let i = b.indexOf(needle[0]); i >= 0 && i <= b.length - needle.length; i = b.indexOf(needle[0], i + 1)) {
+                let j = 1;
+                while (j < needle.length && b[i + j] === needle[j]) j++;
+                if (j === needle.length) hits++;
+              }
+            } finally {
+              access.close();
+            }
+          }
+        };
+        let dir = await navigator.storage.getDirectory();
+        for (const part of Array.isArray(name) ? name : ['.resq-wasm', name]) dir = await dir.getDirectoryHandle(part);
+        await walk(dir);
+        postMessage({ hits, bytes, files });
+      } catch (err) {
+        postMessage({ error: String(err) });
+      }
+    };`;
+  const worker = new Worker(URL.createObjectURL(new Blob([body], { type: 'text/javascript' })));
+  try {
+    const got = await new Promise((resolve) => {
+      worker.onmessage = (e) => resolve(e.data);
+      worker.postMessage({ name, marker });
+    });
+    if (got.error) throw new Error(`the scanning worker failed: ${got.error}`);
+    return got;
+  } finally {
+    worker.terminate();
+  }
+};
