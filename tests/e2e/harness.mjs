@@ -107,7 +107,7 @@ function importMap(app, names) {
  * (the real one becomes worker-real.js): test hooks live in the test app,
  * never in the package.
  */
-function installProbe(app, options) {
+export function installProbe(app, options) {
   const pkg = join(app, 'node_modules/resq-wasm/pkg');
   renameSync(join(pkg, 'worker.js'), join(pkg, 'worker-real.js'));
   const probe = readFileSync(join(import.meta.dirname, 'probe-worker.js'), 'utf8');

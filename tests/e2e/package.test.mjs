@@ -83,22 +83,27 @@ test('THIRD_PARTY_NOTICES.md names every crate compiled into the wasm, SQLite’
   }
 });
 
-test('the kysely and drizzle entries ship as their own exports, with types, for optional peers', () => {
+// The optional entries, and the peer each is for (store has none).
+const OPTIONAL = { kysely: 'kysely', drizzle: 'drizzle-orm', store: null, react: 'react', vue: 'vue' };
+const PEERS = Object.values(OPTIONAL).filter(Boolean);
+
+test('the query-builder and framework entries ship as their own exports, with types, for optional peers', () => {
   const files = execFileSync('tar', ['tzf', h.tarball], { encoding: 'utf8' }).trim().split('\n');
-  for (const f of ['pkg/kysely.js', 'pkg/kysely.d.ts', 'pkg/drizzle.js', 'pkg/drizzle.d.ts']) assert.ok(files.includes(`package/${f}`), `${f} is in the tarball`);
   const installed = JSON.parse(readFileSync(join(h.app, 'node_modules/resq-wasm/package.json'), 'utf8'));
-  assert.deepEqual(installed.exports['./kysely'], { types: './pkg/kysely.d.ts', default: './pkg/kysely.js' });
-  assert.deepEqual(installed.exports['./drizzle'], { types: './pkg/drizzle.d.ts', default: './pkg/drizzle.js' });
-  assert.deepEqual(Object.keys(installed.peerDependencies).sort(), ['drizzle-orm', 'kysely']);
-  assert.deepEqual(installed.peerDependenciesMeta, { 'drizzle-orm': { optional: true }, kysely: { optional: true } });
+  for (const entry of Object.keys(OPTIONAL)) {
+    for (const f of [`pkg/${entry}.js`, `pkg/${entry}.d.ts`]) assert.ok(files.includes(`package/${f}`), `${f} is in the tarball`);
+    assert.deepEqual(installed.exports[`./${entry}`], { types: `./pkg/${entry}.d.ts`, default: `./pkg/${entry}.js` });
+  }
+  assert.deepEqual(Object.keys(installed.peerDependencies).sort(), [...PEERS].sort());
+  assert.deepEqual(installed.peerDependenciesMeta, Object.fromEntries(PEERS.map((p) => [p, { optional: true }])));
   assert.deepEqual(installed.dependencies, undefined, 'no dependency a user must install');
   const app = readdirSync(join(h.app, 'node_modules'));
-  assert.ok(!app.includes('kysely') && !app.includes('drizzle-orm'), 'installing resq-wasm installs neither peer');
+  assert.deepEqual(PEERS.filter((p) => app.includes(p)), [], 'installing resq-wasm installs no peer');
   const pinned = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')).devDependencies;
-  for (const peer of ['kysely', 'drizzle-orm']) assert.match(pinned[peer], /^\d+\.\d+\.\d+$/, `${peer} is pinned exactly for the tests`);
+  for (const peer of PEERS) assert.match(pinned[peer], /^\d+\.\d+\.\d+$/, `${peer} is pinned exactly for the tests`);
 });
 
-test("the core entries' import graph reaches no kysely or drizzle code", () => {
+test("the core entries' import graph reaches no query-builder or framework code", () => {
   const pkg = join(h.app, 'node_modules/resq-wasm/pkg');
   // Every module index.js imports, statically or not, and those they
   // import; worker.js and broker.js, which open() starts, likewise.
@@ -121,8 +126,9 @@ test("the core entries' import graph reaches no kysely or drizzle code", () => {
   const reached = [...seen].map((f) => relative(pkg, f)).sort();
   // worker.js is one file (scripts/build.sh bundles it) that names the wasm.
   assert.ok(reached.includes('database.js') && reached.includes('wasm/resq_wasm_bg.wasm'), `the walk follows imports: ${reached}`);
-  assert.deepEqual(reached.filter((f) => /kysely|drizzle/.test(f)), []);
-  assert.deepEqual([...bare].filter((s) => /kysely|drizzle/.test(s)), []);
+  const optional = new RegExp(`^(${Object.keys(OPTIONAL).join('|')})\\.js$`);
+  assert.deepEqual(reached.filter((f) => optional.test(f)), []);
+  assert.deepEqual([...bare].filter((s) => PEERS.some((p) => s === p || s.startsWith(`${p}/`))), []);
 });
 
 test('nothing test-only ships: no test hooks or benchmark probes in the installed package, its wasm exports or its types', async () => {

@@ -16,6 +16,8 @@
 //   mark           (with `value`) puts ['m', value] in the record
 //   log            the record so far (see `log` below)
 //   watchRuns      live-query runs so far (calls of Connection.watchQuery)
+//   watches        watches registered and not unregistered, by any caller
+//                  (watch requests not followed by their unwatch)
 //   dieBeforeReply the next answer to a following tab (on a MessagePort) is
 //                  never sent: the worker ends right there, after the call
 //                  ran (and committed), as a leader tab that crashes between
@@ -97,15 +99,28 @@ MessagePort.prototype.close = function () {
   return close.call(this);
 };
 let recordCalls = true;
+/** `watches`: each caller's watch requests ("<caller>:<watch id>") not followed by their unwatch yet. */
+const liveWatches = new Set();
+let nextCaller = 1;
+const countWatch = (caller, data) => {
+  if (data?.op === 'watch') liveWatches.add(`${caller}:${data.watch}`);
+  else if (data?.op === 'unwatch') liveWatches.delete(`${caller}:${data.watch}`);
+};
 const onmessage = self.onmessage;
 self.onmessage = (e) => {
   const port = e.data && typeof e.data.attach === 'string' ? e.ports[0] : null;
   if (port) ports.add(port);
+  else countWatch(0, e.data);
   const r = onmessage(e);
   // The worker set the port's handler just now: without `recordCalls`,
   // requests lose their numbers before it sees them.
   const real = port?.onmessage;
-  if (real) port.onmessage = (m) => real(recordCalls || !m.data || typeof m.data !== 'object' ? m : { data: { ...m.data, seq: undefined, below: undefined }, ports: m.ports });
+  const caller = nextCaller++;
+  if (real)
+    port.onmessage = (m) => {
+      countWatch(caller, m.data);
+      return real(recordCalls || !m.data || typeof m.data !== 'object' ? m : { data: { ...m.data, seq: undefined, below: undefined }, ports: m.ports });
+    };
   return r;
 };
 
@@ -206,6 +221,7 @@ channel.onmessage = ({ data }) => {
     mark: () => log.push(['m', data.value]),
     log: () => log,
     watchRuns: () => watchRuns,
+    watches: () => liveWatches.size,
     dieBeforeReply: () => (dieBeforeReply = true),
     lockWaits: () => lockWaits,
     heldPorts: () => ports.size,

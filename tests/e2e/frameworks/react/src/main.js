@@ -1,0 +1,50 @@
+// The React app of tests/e2e/frameworks.test.mjs: `window.app` mounts lists
+// of one live query (in StrictMode), changes their SQL and parameters,
+// shows media, and unmounts. `renders` records what the first list showed,
+// render by render.
+import { StrictMode, createElement as h, useState } from 'react';
+import { createRoot } from 'react-dom/client';
+import { open } from 'resq-wasm';
+import { DatabaseProvider, useBlobUrl, useQuery } from 'resq-wasm/react';
+import { liveUrls } from './urls.js';
+
+window.resq = { open };
+const renders = [];
+let setInputs = null;
+let root = null;
+
+function List({ index, sql, params }) {
+  const { rows, error, loading } = useQuery(sql, params);
+  const text = error ? `error: ${error.code}` : loading ? 'loading' : rows.map((r) => r.s).join(',');
+  if (index === 0) renders.push(text);
+  return h('p', { className: 'list' }, text);
+}
+
+function Media({ image, video }) {
+  const img = useBlobUrl('m', 'data', image, { type: 'image/png' });
+  const clip = useBlobUrl('m', 'data', video, { type: 'video/webm' });
+  return h('div', null, img && h('img', { id: 'img', src: img }), clip && h('video', { id: 'video', src: clip, muted: true, preload: 'auto' }));
+}
+
+function App({ initial }) {
+  const [inputs, set] = useState(initial);
+  setInputs = set;
+  const lists = Array.from({ length: inputs.copies }, (_, i) => h(List, { key: i, index: i, sql: inputs.sql, params: inputs.params }));
+  return h('div', null, ...lists, inputs.media ? h(Media, inputs.media) : null);
+}
+
+window.app = {
+  renders,
+  liveUrls,
+  mount(initial) {
+    root = createRoot(document.querySelector('#app'));
+    root.render(h(StrictMode, null, h(DatabaseProvider, { database: open(initial.name) }, h(App, { initial }))));
+  },
+  set(next) {
+    setInputs((inputs) => ({ ...inputs, ...next }));
+  },
+  unmount() {
+    root.unmount();
+    root = null;
+  },
+};
