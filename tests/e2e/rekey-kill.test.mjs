@@ -1,9 +1,10 @@
-// Kill trials of rekey on an encrypted database: the renderer (and with it
-// the worker, in the middle of rewriting every page under the new key) is
-// crashed at a spread of moments. Then a fresh tab opens the database:
-// the new key or the old one opens it, never neither, with every row and
-// integrity ok; a rekey that was acknowledged before the crash is kept.
-// `RESQ_REKEY_TRIALS` sets the count.
+// Kill trials of rekey: the renderer (and with it the worker, in the
+// middle of rewriting every page) is crashed at a spread of moments, during
+// a rekey from one key to another, from a key to none, and from none to a
+// key. Then a fresh tab opens the database: the new way or the old one
+// opens it, never neither, with every row and integrity ok; a rekey that
+// was acknowledged before the crash is kept. `RESQ_REKEY_TRIALS` sets the
+// count.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,84 +24,6 @@ after(async () => {
 /** Runs in the page: what identifies the rows, to compare before and after. */
 const summary = 'SELECT count(*) AS n, sum(length(b)) AS bytes, group_concat(s) AS s, sum(unicode(substr(b, 1000, 1))) AS probe FROM t';
 
-test(`a rekey crashed midway leaves the old key or the new one working, never neither (${TRIALS} trials)`, async (t) => {
-  const name = 'rekey-kill.db';
-  let key = 'key 0';
-  let page = await h.newPage();
-  // 40 MB: a rekey rewrites every page, about half a second here.
-  const want = await inPage(
-    page,
-    async ({ open }, { name, key, summary }) => {
-      const db = await open(name, { key });
-      await db.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, s TEXT, b BLOB)');
-      const blob = new Uint8Array(256 << 10).map((_, i) => (i * 31) & 255);
-      for (let i = 0; i < 160; i++) await db.execute('INSERT INTO t(s, b) VALUES (?, ?)', [`row ${i}`, blob]);
-      const [{ page_count: pages }] = await db.query('PRAGMA page_count');
-      const t0 = performance.now();
-      await db.rekey(key);
-      const ms = performance.now() - t0;
-      const s = JSON.stringify(await db.query(summary));
-      await db.close();
-      return { s, pages, ms };
-    },
-    { name, key, summary },
-  );
-  await page.close();
-  t.diagnostic(`${want.pages} pages; a rekey took ${want.ms.toFixed(0)} ms`);
-  const trials = [];
-  for (let trial = 1; trial <= TRIALS; trial++) {
-    const next = `key ${trial}`;
-    page = await h.newPage();
-    const crash = await h.crasher(page);
-    let acknowledged = false;
-    await page.exposeFunction('resqRekeyed', () => (acknowledged = true));
-    await inPage(
-      page,
-      async ({ open }, { name, key, next }) => {
-        const db = await open(name, { key });
-        await db.query('SELECT 1');
-        void db.rekey(next).then(() => window.resqRekeyed(), () => {});
-      },
-      { name, key, next },
-    );
-    // Spread over the rekey's time, from before it starts to after it ends.
-    const delay = Math.round(((trial * 0.61803) % 1) * want.ms * 1.4);
-    await new Promise((r) => setTimeout(r, delay));
-    // The crash's own promise may never settle: the page is gone.
-    void crash().catch(() => {});
-    await new Promise((r) => setTimeout(r, 300));
-    await page.close().catch(() => {});
-    page = await h.newPage();
-    const r = await inPage(
-      page,
-      async ({ open, outcome }, { name, key, next, summary }) => {
-        for (const [which, k] of [['new', next], ['old', key]]) {
-          const o = await outcome(open(name, { key: k }));
-          if (!o.ok && o.error.code === 'RESQ_BAD_KEY') continue;
-          if (!o.ok) return { opened: `neither: ${o.error.code} ${o.error.message}` };
-          const db = await open(name, { key: k });
-          const [{ integrity_check: ok }] = await db.query('PRAGMA integrity_check');
-          const s = JSON.stringify(await db.query(summary));
-          await db.close();
-          return { opened: which, ok, s };
-        }
-        return { opened: 'neither: both keys refused' };
-      },
-      { name, key, next, summary },
-    );
-    await page.close();
-    trials.push({ trial, delay, acknowledged, ...r });
-    assert.ok(r.opened === 'new' || r.opened === 'old', `trial ${trial}: ${r.opened}`);
-    assert.equal(r.ok, 'ok', `trial ${trial}: integrity`);
-    assert.equal(r.s, want.s, `trial ${trial}: every row as it was`);
-    if (acknowledged) assert.equal(r.opened, 'new', `trial ${trial}: an acknowledged rekey is kept`);
-    if (r.opened === 'new') key = next;
-  }
-  t.diagnostic(trials.map((r) => `${r.delay} ms: ${r.opened}${r.acknowledged ? ' (acknowledged)' : ''}`).join(', '));
-  assert.ok(trials.some((r) => r.opened === 'old'), 'some crash landed before the rekey committed');
-  assert.ok(trials.some((r) => r.opened === 'new'), 'some rekey committed');
-});
-
 /**
  * Runs in the page: a 40 MB database `name`, opened with `options`; with
  * `rekeyTo` given, how long a rekey of it to that takes.
@@ -119,8 +42,8 @@ const build = async ({ open }, { name, options, summary, rekeyTo }) => {
 };
 
 /**
- * Kill trials of a rekey between an encrypted database and a plain one:
- * `from` and `to` are `open` options (`{}` for plain). After each crash a
+ * Kill trials of a rekey from `from` to `to`, `open` options (`{}` for
+ * plain). After each crash a
  * fresh tab tries `to` first (after a cut-off rekey it must refuse, and
  * leave the journal for `from`), then `from`.
  */
@@ -147,8 +70,9 @@ async function acrossTrials(t, what, from, to) {
       },
       { name, from, rekeyTo },
     );
-    // The rekey writes the file in its second half (a VACUUM builds the
-    // new copy first): the crashes are spread from 0.4 to 1.2 of its time.
+    // From or to plain, the rekey writes the file in its second half (a
+    // VACUUM builds the new copy first): the crashes are spread from 0.4 to
+    // 1.2 of its time.
     const delay = Math.round((0.4 + ((trial * 0.61803) % 1) * 0.8) * want.ms);
     await new Promise((r) => setTimeout(r, delay));
     void crash().catch(() => {});
@@ -183,6 +107,9 @@ async function acrossTrials(t, what, from, to) {
   assert.ok(trials.some((r) => r.opened === 'old'), 'some crash landed before the rekey committed');
   assert.ok(trials.some((r) => r.opened === 'new'), 'some rekey committed');
 }
+
+test(`a rekey crashed midway leaves the old key or the new one working, never neither (${TRIALS} trials)`, (t) =>
+  acrossTrials(t, 'key', { key: 'old key' }, { key: 'new key' }));
 
 test(`a rekey(null) crashed midway leaves the old key or no key opening it, never neither, and no key never harms it (${TRIALS} trials)`, (t) =>
   acrossTrials(t, 'null', { key: 'decrypt me' }, {}));
