@@ -573,7 +573,19 @@ impl Db {
                 return Err(Error::BadKey("the imported file is not encrypted, and this database is: a plain file imports into a plain database".into()))
             }
             (true, true) if key.is_none() => return Err(Error::BadKey("the imported file is encrypted: pass its key".into())),
-            (true, true) => {}
+            (true, true) => {
+                // The copy takes the file's page size (bytes 16 and 17 are in the clear).
+                let page = match u16::from_be_bytes([head[16], head[17]]) {
+                    1 => 65536,
+                    n => i64::from(n),
+                };
+                if page < cipher::MIN_PAGE {
+                    return Err(Error::Unsupported(format!(
+                        "the imported file has {page}-byte pages: an encrypted database needs pages of {} bytes or more here (see open)",
+                        cipher::MIN_PAGE
+                    )));
+                }
+            }
             (false, _) => {
                 check_header(&head[..have], size)?;
             }

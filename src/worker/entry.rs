@@ -361,6 +361,13 @@ impl Connection {
         self.db.take_changed()
     }
 
+    /// Throws `RESQ_UNSUPPORTED` if the database's pages are too small to
+    /// be encrypted (see `cipher::encryptable`): checked before a plain
+    /// database's worker hands it on to be encrypted.
+    pub fn encryptable(&self) -> JsResult<()> {
+        cipher::encryptable(self.db.conn(), &self.name).map_err(js_err)
+    }
+
     /// `rekey`: the new key (as `open` takes it), or `null` to decrypt;
     /// see `cipher::rekey`.
     pub fn rekey(&mut self, key: JsValue) -> JsResult<()> {

@@ -471,3 +471,40 @@ test('after rekey(null), rekey(key) encrypts it again in the same worker', async
   );
   assert.deepEqual(got, { hits: 0, one: 'RESQ_BAD_KEY', n: 2 });
 });
+
+test('an encrypted database keeps 8192-byte pages, and a plain one with smaller pages is not encrypted', async (t) => {
+  const name = dbName(t);
+  const small = dbName(t, 'small.db');
+  const got = await inPage(
+    h.page,
+    async ({ open, outcome }, { name, small }) => {
+      const code = (o) => (o.ok ? 'ok' : o.error.code);
+      const size = async (db) => (await db.query('PRAGMA page_size'))[0].page_size;
+      const db = await open(name, { key: 'pages' });
+      await db.execute('PRAGMA page_size = 4096');
+      await db.execute('CREATE TABLE t(x)');
+      const out = { created: await size(db) };
+      await db.execute('VACUUM');
+      out.vacuumed = await size(db);
+      await db.close();
+      const p = await open(small);
+      await p.execute('PRAGMA page_size = 4096');
+      await p.execute('CREATE TABLE t(x)');
+      await p.execute("INSERT INTO t VALUES ('kept')");
+      const refused = await outcome(p.rekey('k'));
+      out.refused = code(refused);
+      out.says = refused.ok ? '' : refused.error.message;
+      out.next = (await p.query('SELECT x FROM t'))[0].x;
+      await p.close();
+      out.stillPlain = code(await outcome(open(small).then((d) => d.close())));
+      return out;
+    },
+    { name, small },
+  );
+  assert.equal(got.created, 8192, 'PRAGMA page_size before the first table does not make it smaller');
+  assert.equal(got.vacuumed, 8192, 'nor does VACUUM');
+  assert.equal(got.refused, 'RESQ_UNSUPPORTED');
+  assert.match(got.says, /4096-byte pages/);
+  assert.equal(got.next, 'kept', 'the refusal changed nothing, and the next call works');
+  assert.equal(got.stillPlain, 'ok', 'it is still plain');
+});

@@ -45,6 +45,8 @@ export interface Engine {
   callFind: (tab: string, seq: number) => Uint8Array | undefined;
   callsKeep: (live: string[]) => void;
   callsForget: (tab: string) => void;
+  /** Throws RESQ_UNSUPPORTED when the pages are too small to be encrypted. */
+  encryptable: () => void;
   /** A new key as `open` takes it, or null to decrypt. */
   rekey: (key: unknown) => void;
   close: () => void;

@@ -249,6 +249,7 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
  */
 async function moveToCiphers(c: Engine, from: Caller, cx: Context): Promise<'moved'> {
   if (c.transactionOpen()) throw refusal('RESQ_BAD_PARAM', 'rekey() rewrites every page in a transaction of its own: end the open transaction (COMMIT or ROLLBACK) first');
+  c.encryptable();
   db.conn = null;
   c.close();
   await db.stages?.discardAll();
