@@ -12,6 +12,7 @@
 
 import { createContext, createElement, useContext, useEffect, useMemo, useState, useSyncExternalStore, type ReactNode } from 'react';
 import type { Database } from './database.js';
+import { ResqError } from './errors.js';
 import type { Params } from './params.js';
 import type { Row } from './rows.js';
 import { queryKey, storeFor, type QueryState, type QueryStore } from './store.js';
@@ -54,7 +55,7 @@ const isDatabase = (d: Database | Promise<Database>): d is Database => typeof (d
 
 function useProvided(): Provided {
   const p = useContext(DatabaseContext);
-  if (!p) throw new Error('resq-wasm/react: useDatabase, useQuery and useBlobUrl need a <DatabaseProvider> above them');
+  if (!p) throw new ResqError('RESQ_BAD_PARAM', 'resq-wasm/react: useDatabase, useQuery and useBlobUrl need a <DatabaseProvider> above them');
   return p;
 }
 

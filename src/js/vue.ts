@@ -12,32 +12,36 @@
 
 import { inject, onScopeDispose, provide, shallowRef, toValue, watch, type InjectionKey, type MaybeRefOrGetter, type Ref, type ShallowRef } from 'vue';
 import type { Database } from './database.js';
-import type { ResqError } from './errors.js';
+import { ResqError } from './errors.js';
 import type { Params } from './params.js';
 import type { Row } from './rows.js';
 import { queryKey, storeFor } from './store.js';
 
 const DATABASE: InjectionKey<ShallowRef<Database | undefined>> = Symbol('resq-wasm database');
+/** Why the promise given to provideDatabase() rejected, if it did. */
+const FAILED: InjectionKey<ShallowRef<ResqError | undefined>> = Symbol('resq-wasm database failed');
 
 /** Provides `database` (a `Database`, or a promise of one) to this component's descendants; returns it as a ref. */
 export function provideDatabase(database: Database | Promise<Database>): ShallowRef<Database | undefined> {
   const ref = shallowRef<Database | undefined>(undefined);
+  const failed = shallowRef<ResqError | undefined>(undefined);
   if (typeof (database as Promise<Database>).then === 'function') {
     (database as Promise<Database>).then(
       (d) => (ref.value = d),
-      (error: unknown) => console.error('resq-wasm/vue: the database given to provideDatabase() did not open', error),
+      (error: unknown) => (failed.value = error instanceof ResqError ? error : new ResqError('RESQ_BAD_PARAM', `the database given to provideDatabase() did not open: ${String(error)}`)),
     );
   } else {
     ref.value = database as Database;
   }
   provide(DATABASE, ref);
+  provide(FAILED, failed);
   return ref;
 }
 
 /** The provided database, as a ref: undefined while its promise is pending. */
 export function useDatabase(): ShallowRef<Database | undefined> {
   const ref = inject(DATABASE, null);
-  if (!ref) throw new Error('resq-wasm/vue: useDatabase, useQuery and useBlobUrl need provideDatabase() in an ancestor');
+  if (!ref) throw new ResqError('RESQ_BAD_PARAM', 'resq-wasm/vue: useDatabase, useQuery and useBlobUrl need provideDatabase() in an ancestor');
   return ref;
 }
 
@@ -56,6 +60,7 @@ export function useQuery<R extends Row = Row>(sql: MaybeRefOrGetter<string>, par
 export function useQuery(sql: MaybeRefOrGetter<string>, params: MaybeRefOrGetter<Params | undefined>, options: { bytes: true }): QueryRefs<Uint8Array>;
 export function useQuery(sql: MaybeRefOrGetter<string>, params?: MaybeRefOrGetter<Params | undefined>, options: { bytes?: boolean } = {}): QueryRefs<unknown> {
   const database = useDatabase();
+  const failed = inject(FAILED, shallowRef(undefined));
   const bytes = options.bytes === true;
   const rows = shallowRef<unknown>(undefined);
   const error = shallowRef<ResqError | undefined>(undefined);
@@ -63,13 +68,13 @@ export function useQuery(sql: MaybeRefOrGetter<string>, params?: MaybeRefOrGette
   let leave: (() => void) | null = null;
   watch(
     // The key stands for the query: a new array of the same parameters is the same query.
-    [database, () => queryKey(toValue(sql), toValue(params), bytes)],
-    ([db]) => {
+    [database, () => queryKey(toValue(sql), toValue(params), bytes), failed],
+    ([db, , failure]) => {
       leave?.();
       leave = null;
       rows.value = undefined;
-      error.value = undefined;
-      loading.value = true;
+      error.value = failure;
+      loading.value = failure === undefined;
       if (!db) return;
       const store = storeFor(db, toValue(sql), toValue(params), bytes);
       const show = () => {
