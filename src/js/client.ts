@@ -4,7 +4,8 @@
 // order; live-query results, sent unasked, go to `onPush`. A dead worker
 // rejects every pending and future call with its `death`, one error object
 // (link.ts tells it apart from an error reply). A worker whose tab closed
-// the database says so (`onClosing`) and answers nothing after.
+// the database says so (`onClosing`) and answers nothing after. Starting
+// one of the package's workers is here too (`startWorker`).
 
 import { ResqError } from './errors.js';
 import type { Closing, Expired, Fatal, Op, Push, Rekeyed, Replies, Reply, Requests, WireError } from './protocol.js';
@@ -98,5 +99,22 @@ export class Client {
     this.#pending.delete(msg.id);
     if (msg.ok) p.resolve(msg.value);
     else p.reject(new ResqError(msg.error.code as ResqError['code'], msg.error.message, msg.error.errno));
+  }
+}
+
+/**
+ * Starts one of the package's workers. A page can refuse that at once: one
+ * that enforces Trusted Types with no policy for the worker's URL throws
+ * here. The page cannot run the package as it is, so that is
+ * RESQ_UNSUPPORTED, not a worker that died.
+ */
+export function startWorker<W>(start: () => W): W {
+  try {
+    return start();
+  } catch (err) {
+    throw new ResqError(
+      'RESQ_UNSUPPORTED',
+      `this page cannot start the database worker (${String(err)}); a page that enforces Trusted Types needs a policy that lets the package's worker URLs through (see the README, "Bundlers and serving")`,
+    );
   }
 }

@@ -1,8 +1,10 @@
-// How a following tab shows the leading tab's worker that it holds the
-// database's key, without sending the key: the worker sends a random
+// A tab's key, and how a following tab shows the leading tab's worker that
+// it holds the database's key, without sending the key: the worker sends a random
 // challenge, the tab answers with its HMAC-SHA256 under the key's bytes,
 // and the worker compares it with its own. A tab that cannot answer gets
 // RESQ_BAD_KEY, and none of its calls runs.
+
+import type { HeldKey, Hello, KeyProof, KeyVerdict } from './protocol.js';
 
 /**
  * The bytes a key is proved with: `p` and a passphrase's UTF-8, or `r` and
@@ -21,21 +23,7 @@ export function keyOf(bytes: Uint8Array | null): string | Uint8Array | undefined
   return bytes[0] === 0x72 ? bytes.slice(1) : new TextDecoder().decode(bytes.subarray(1));
 }
 
-/**
- * A key as the page holds it between one lead and the next, with no byte
- * of it readable there: WebCrypto keys that script cannot extract (one to
- * prove the key with, one it is sealed under) and the key sealed. The
- * worker that opens the database gets all of it (CryptoKeys cross to
- * workers) and unseals the key with {@link unholdKey}.
- */
-export interface HeldKey {
-  proof: CryptoKey;
-  wrap: CryptoKey;
-  iv: Uint8Array;
-  sealed: ArrayBuffer;
-}
-
-/** `key` held (see {@link HeldKey}); null for a value that is no key (the worker says why). */
+/** `key` held (see HeldKey in protocol.ts); null for a value that is no key (the worker says why). */
 export async function holdKey(key: unknown): Promise<HeldKey | null> {
   // A lone surrogate would come back from UTF-8 as another passphrase.
   if (typeof key === 'string' && !key.isWellFormed()) return null;
@@ -68,4 +56,33 @@ export function sameProof(a: Uint8Array, b: Uint8Array): boolean {
   let diff = a.length ^ b.length;
   for (let i = 0; i < Math.min(a.length, b.length); i++) diff |= a[i] ^ b[i];
   return diff === 0;
+}
+
+/** A tab's key: held, or a value given as a key that is none (for the worker to refuse); null for none. */
+export type LinkKey = { held: HeldKey } | { invalid: unknown } | null;
+
+/** `key` as `open` took it, as a tab keeps it. */
+export async function linkKey(key: unknown): Promise<LinkKey> {
+  if (key === undefined) return null;
+  const held = await holdKey(key);
+  return held ? { held } : { invalid: key };
+}
+
+/**
+ * The following side of the check, on `port` to the leader's worker that
+ * said `hello`: 'ok' to follow it (a plain database and no key, or the
+ * challenge answered with the key), 'gone' if that worker went first
+ * (`leaderGone`), or why this tab may not follow (for RESQ_BAD_KEY).
+ */
+export async function answerChallenge(hello: Hello, port: MessagePort, key: LinkKey, name: string, leaderGone: Promise<null>): Promise<'ok' | 'gone' | { refusal: string }> {
+  const proof = key && 'held' in key ? key.held.proof : null;
+  if (!hello.encrypted && proof) return { refusal: `${name} is not encrypted: open it without a key` };
+  if (hello.encrypted && !proof) return { refusal: `${name} is encrypted: open it with its key` };
+  if (!proof) return 'ok';
+  // Encrypted: an answer to a challenge missing (never sent) fails.
+  const verdict = new Promise<boolean>((r) => (port.onmessage = (e) => r((e.data as KeyVerdict)?.keyOk === true)));
+  port.postMessage({ proof: await keyProof(proof, hello.challenge ?? new Uint8Array(0)) } satisfies KeyProof);
+  const ok = await Promise.race([verdict, leaderGone]);
+  if (ok === null) return 'gone';
+  return ok ? 'ok' : { refusal: `the key does not open ${name}` };
 }

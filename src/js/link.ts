@@ -23,10 +23,10 @@
 // database is private to its tab: its link leads alone, and when its
 // worker dies so does the database.
 
-import { Client } from './client.js';
+import { Client, startWorker } from './client.js';
 import { ResqError } from './errors.js';
-import { holdKey, keyProof, type HeldKey } from './keyproof.js';
-import { ENCRYPTED_WORKER_NAME, WORKER_NAME, transfersOf, type BrokerReply, type BrokerRequest, type Hello, type KeyProof, type KeyVerdict, type Op, type Push, type Replies, type Requests, type Storage, type WatchResult } from './protocol.js';
+import { answerChallenge, linkKey, type LinkKey } from './keyproof.js';
+import { ENCRYPTED_WORKER_NAME, WORKER_NAME, transfersOf, type BrokerReply, type BrokerRequest, type Hello, type Op, type Push, type Replies, type Requests, type Storage, type WatchResult } from './protocol.js';
 
 export interface LinkOptions {
   name: string;
@@ -38,15 +38,6 @@ export interface LinkOptions {
   /** `key`, as `open` took it: the link holds it (keyproof.ts) and keeps no reference to it. */
   key?: unknown;
 }
-
-/** The key of a link: held, or a value given as a key that is none (for the worker to refuse); null for none. */
-type LinkKey = { held: HeldKey } | { invalid: unknown } | null;
-
-const linkKey = async (key: unknown): Promise<LinkKey> => {
-  if (key === undefined) return null;
-  const held = await holdKey(key);
-  return held ? { held } : { invalid: key };
-};
 
 /** A live query as this tab keeps it, to register again with each new leader. */
 export interface Watcher {
@@ -101,23 +92,6 @@ const MAX_LOSSES = 5;
 const OPEN_WAIT_MS = 10_000;
 
 const uuid = () => crypto.randomUUID?.() ?? `${Date.now()}-${Math.random()}`;
-
-/**
- * Starts one of the package's workers. A page can refuse that at once: one
- * that enforces Trusted Types with no policy for the worker's URL throws
- * here. The page cannot run the package as it is, so that is
- * RESQ_UNSUPPORTED, not a worker that died.
- */
-function startWorker<W>(start: () => W): W {
-  try {
-    return start();
-  } catch (err) {
-    throw new ResqError(
-      'RESQ_UNSUPPORTED',
-      `this page cannot start the database worker (${String(err)}); a page that enforces Trusted Types needs a policy that lets the package's worker URLs through (see the README, "Bundlers and serving")`,
-    );
-  }
-}
 
 export class Link {
   /** Changes whenever the worker behind this link changes. */
@@ -508,23 +482,9 @@ export class Link {
    * fails with RESQ_BAD_KEY, and none of its calls runs.
    */
   async #proveKey(hello: Hello, port: MessagePort, leaderGone: Promise<null>): Promise<boolean> {
-    const key = this.#key && 'held' in this.#key ? this.#key.held.proof : null;
-    const { name } = this.#opts;
-    let refusal: string | null = null;
-    if (!hello.encrypted && key) refusal = `${name} is not encrypted: open it without a key`;
-    else if (hello.encrypted && !key) refusal = `${name} is encrypted: open it with its key`;
-    else if (key) {
-      // Encrypted: an answer to a challenge missing (never sent) fails.
-      const verdict = new Promise<boolean>((r) => (port.onmessage = (e) => r((e.data as KeyVerdict)?.keyOk === true)));
-      port.postMessage({ proof: await keyProof(key, hello.challenge ?? new Uint8Array(0)) } satisfies KeyProof);
-      // A leader that goes before its verdict: follow the next one.
-      const ok = await Promise.race([verdict, leaderGone]);
-      if (ok === null) return false;
-      if (!ok) refusal = `the key does not open ${name}`;
-    }
-    if (refusal === null) return true;
-    this.#fatal(new ResqError('RESQ_BAD_KEY', refusal));
-    return false;
+    const answer = await answerChallenge(hello, port, this.#key, this.#opts.name, leaderGone);
+    if (typeof answer === 'object') this.#fatal(new ResqError('RESQ_BAD_KEY', answer.refusal));
+    return answer === 'ok';
   }
 
   /** A client on `port`, whose pushes and notices come here. */

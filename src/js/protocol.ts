@@ -7,9 +7,21 @@
 // received them, with a Reply of the same id. A worker that can no longer
 // answer (a wasm trap) sends one Fatal and closes.
 
-import type { HeldKey } from './keyproof.js';
-
 export type Storage = 'opfs' | 'memory';
+
+/**
+ * A key as the page holds it between one lead and the next, with no byte
+ * of it readable there: WebCrypto keys that script cannot extract (one to
+ * prove the key with, one it is sealed under) and the key sealed. The
+ * worker that opens the database gets all of it (CryptoKeys cross to
+ * workers) and unseals the key (keyproof.ts: `holdKey`, `unholdKey`).
+ */
+export interface HeldKey {
+  proof: CryptoKey;
+  wrap: CryptoKey;
+  iv: Uint8Array;
+  sealed: ArrayBuffer;
+}
 
 /** A stored value's address. */
 export interface Cell {

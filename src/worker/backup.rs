@@ -14,8 +14,10 @@
 //! journal that rolls the database back at the next open; a failure rolls
 //! it back at once.
 
+use super::cipher;
 use super::conn::Conn;
 use super::handle::Statement;
+use crate::codec::backup::{check_header, looks_encrypted, looks_plain};
 use crate::codec::{Error, Result};
 use sqlite_wasm_rs as ffi;
 use std::ffi::CStr;
@@ -181,4 +183,33 @@ pub fn copy(dest: &Conn, src: &Conn) -> Result<()> {
     }
     // Reads the new first page, so PRAGMA page_size gives the file's.
     sizes(dest).map(|_| ())
+}
+
+/// Whether a file of `size` bytes whose first bytes are `head` may be
+/// imported into a database that is encrypted (`into_encrypted`) or not,
+/// with a key for it or not (`key_given`); `Ok(true)` for an encrypted
+/// file. An encrypted file only into an encrypted database, with a key,
+/// and with pages large enough (`cipher::MIN_PAGE`); a plain one only into
+/// a plain database, its header checked. The others are `RESQ_BAD_KEY`
+/// (or `RESQ_UNSUPPORTED`), so no file changes from encrypted to plain or
+/// back by being imported.
+pub fn admit(head: &[u8], size: u64, into_encrypted: bool, key_given: bool) -> Result<bool> {
+    let encrypted = looks_encrypted(head);
+    match (encrypted, into_encrypted) {
+        (true, false) => Err(Error::BadKey("the imported file is encrypted, and this database is not: import it into a database opened with a key".into())),
+        (false, true) if looks_plain(head) => Err(Error::BadKey("the imported file is not encrypted, and this database is: a plain file imports into a plain database".into())),
+        (true, true) if !key_given => Err(Error::BadKey("the imported file is encrypted: pass its key".into())),
+        (true, true) => {
+            // The copy takes the file's page size (bytes 16 and 17 are in the clear).
+            let page = match u16::from_be_bytes([head[16], head[17]]) {
+                1 => 65536,
+                n => i64::from(n),
+            };
+            if page < cipher::MIN_PAGE {
+                return Err(Error::Unsupported(format!("the imported file has {page}-byte pages: an encrypted database needs pages of {} bytes or more here (see open)", cipher::MIN_PAGE)));
+            }
+            Ok(true)
+        }
+        (false, _) => check_header(head, size).map(|_| false),
+    }
 }

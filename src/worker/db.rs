@@ -20,7 +20,7 @@ pub use super::rows::Rows;
 use super::source::{self, ReadAt};
 use super::streams::{self, Footprint, Stream, Streamed};
 use super::tables;
-use crate::codec::backup::{check_header, looks_encrypted, looks_plain, HEADER_LEN};
+use crate::codec::backup::HEADER_LEN;
 use crate::codec::changes::{Mark, SCHEMA};
 use crate::codec::params::{plan, Supplied};
 use crate::codec::stream::{Placeholder, Placeholders};
@@ -553,10 +553,8 @@ impl Db {
     /// table changed, and every `blobStream` session ends (`SQLITE_ABORT`).
     ///
     /// An encrypted file is read with `key` (SQLite3MC decrypts it, and
-    /// the copy is encrypted with this database's key), and only into an
-    /// encrypted database: a plain file only into a plain one. Anything
-    /// else is `RESQ_BAD_KEY`, so no file changes from encrypted to plain
-    /// or back by being imported.
+    /// the copy is encrypted with this database's key): which file may go
+    /// into which database is `backup::admit`'s rule.
     pub fn import(&mut self, size: u64, mut read: ReadAt, key: Option<&Key>) -> Result<()> {
         if self.conn.in_transaction() {
             return Err(Error::BadParam("a database cannot be replaced while a transaction is open on it; end it (COMMIT or ROLLBACK) first".into()));
@@ -566,30 +564,7 @@ impl Db {
         if have > 0 {
             read(0, &mut head[..have]).map_err(|m| Error::BadParam(format!("the imported file could not be read: {m}")))?;
         }
-        let encrypted = looks_encrypted(&head[..have]);
-        match (encrypted, cipher::keyed(&self.conn)) {
-            (true, false) => return Err(Error::BadKey("the imported file is encrypted, and this database is not: import it into a database opened with a key".into())),
-            (false, true) if looks_plain(&head[..have]) => {
-                return Err(Error::BadKey("the imported file is not encrypted, and this database is: a plain file imports into a plain database".into()))
-            }
-            (true, true) if key.is_none() => return Err(Error::BadKey("the imported file is encrypted: pass its key".into())),
-            (true, true) => {
-                // The copy takes the file's page size (bytes 16 and 17 are in the clear).
-                let page = match u16::from_be_bytes([head[16], head[17]]) {
-                    1 => 65536,
-                    n => i64::from(n),
-                };
-                if page < cipher::MIN_PAGE {
-                    return Err(Error::Unsupported(format!(
-                        "the imported file has {page}-byte pages: an encrypted database needs pages of {} bytes or more here (see open)",
-                        cipher::MIN_PAGE
-                    )));
-                }
-            }
-            (false, _) => {
-                check_header(&head[..have], size)?;
-            }
-        }
+        let encrypted = backup::admit(&head[..have], size, cipher::keyed(&self.conn), key.is_some())?;
         let src = source::open(size, read, key.filter(|_| encrypted))?;
         backup::check(src.conn())?;
         self.drop_read_handle();
