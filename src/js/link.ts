@@ -103,6 +103,8 @@ export class Link {
   #key: LinkKey = null;
   /** A `rekey(key)` of a plain database, until this tab's next worker has encrypted it. */
   #encrypting: { resolve(): void; reject(e: unknown): void } | null = null;
+  /** The lead ends to start again with another worker (see #moveToCiphers). */
+  #relead = false;
   readonly #shared: boolean;
   #client: Client | null = null;
   /** The calls not answered yet, in the order they were made. */
@@ -230,11 +232,7 @@ export class Link {
     return this.call('fail', { error: wire }) as Promise<never>;
   }
 
-  /**
-   * Changes the database's key; this tab opens it with the new one from
-   * then on (when it takes the lead). Every other tab that has it open is
-   * told, and its link fails with RESQ_BAD_KEY.
-   */
+  /** Changes the key; every other tab that has it open is told (RESQ_BAD_KEY). */
   async rekey(key: unknown): Promise<void> {
     const next = key === null ? null : await linkKey(key);
     const moved = await this.call('rekey', { key });
@@ -243,10 +241,9 @@ export class Link {
   }
 
   /**
-   * The worker without ciphers let go of this plain database, for this
-   * tab's next worker, with ciphers, to encrypt as it opens it (`rekey(key)`:
-   * worker/ops.ts). The calls sent to it since were refused there, never
-   * run: they go to that next worker. Resolves once it has encrypted it.
+   * `rekey(key)` of a plain database (worker/ops.ts): this tab's next worker,
+   * with ciphers, encrypts it as it opens it, within the same lead, and the
+   * calls refused meanwhile go there. Resolves once it has.
    */
   #moveToCiphers(): Promise<void> {
     const done = new Promise<void>((resolve, reject) => (this.#encrypting = { resolve, reject }));
@@ -255,6 +252,7 @@ export class Link {
       for (const c of this.#calls) if (c.on === client) c.carried = true;
       this.#lose(client, 'the database moved to a worker with ciphers');
     }
+    this.#relead = true;
     this.#endLead?.();
     return done;
   }
@@ -367,7 +365,11 @@ export class Link {
     this.#leading = true;
     this.#attempt += 1;
     try {
-      await this.#leadWhileHeld();
+      // Led again at once after #moveToCiphers: no other tab opens it plain.
+      do {
+        this.#relead = false;
+        await this.#leadWhileHeld();
+      } while (this.#relead && !this.#closed);
     } finally {
       this.#leading = false;
     }
@@ -466,9 +468,12 @@ export class Link {
         .catch(() => r(false));
     });
     const alive = await hello;
-    const keyed = alive && (await this.#proveKey(alive, port1, leaderGone));
+    // A follow overtaken (this tab leads now, or tries again) proves nothing:
+    // the worker that answered may be one that is still opening.
+    const current = () => !ended && !this.#closed && !this.#leading && attempt === this.#attempt;
+    const keyed = alive && current() && (await this.#proveKey(alive, port1, leaderGone, current));
     this.#following = false;
-    if (!keyed || ended || this.#closed || this.#leading || attempt !== this.#attempt) return port1.close();
+    if (!keyed || !current()) return port1.close();
     port1.onmessage = null;
     client = this.#newClient(port1);
     port1.start();
@@ -479,11 +484,12 @@ export class Link {
    * Whether this tab may follow the leader that said `hello` on `port`: a
    * plain database for a tab without a key, or an encrypted one whose
    * challenge this tab's key answers (keyproof.ts). Otherwise this link
-   * fails with RESQ_BAD_KEY, and none of its calls runs.
+   * fails with RESQ_BAD_KEY (if the follow is still `current`), and none
+   * of its calls runs.
    */
-  async #proveKey(hello: Hello, port: MessagePort, leaderGone: Promise<null>): Promise<boolean> {
+  async #proveKey(hello: Hello, port: MessagePort, leaderGone: Promise<null>, current: () => boolean): Promise<boolean> {
     const answer = await answerChallenge(hello, port, this.#key, this.#opts.name, leaderGone);
-    if (typeof answer === 'object') this.#fatal(new ResqError('RESQ_BAD_KEY', answer.refusal));
+    if (typeof answer === 'object' && current()) this.#fatal(new ResqError('RESQ_BAD_KEY', answer.refusal));
     return answer === 'ok';
   }
 

@@ -382,10 +382,10 @@ test('rekey(null) decrypts: the file is plain after, opens without a key, and th
   }
 });
 
-test('rekey(key) encrypts a plain database, called by the tab that leads or by one that follows; the others get RESQ_BAD_KEY', async (t) => {
+test('rekey(key) encrypts a plain database from the tab that leads, and the other tab gets RESQ_BAD_KEY; from a following tab it is refused', async (t) => {
   const other = await h.newPage();
   try {
-    for (const caller of ['leader', 'follower']) {
+    for (const caller of ['leader']) {
       const name = dbName(t, `${caller}.db`);
       const [rekeying, told] = caller === 'leader' ? [h.page, other] : [other, h.page];
       // h.page leads (it opens first), `other` follows; both plain.
@@ -441,6 +441,38 @@ test('rekey(key) encrypts a plain database, called by the tab that leads or by o
       assert.equal(toldCall, 'RESQ_BAD_KEY', `${caller}: the other tab is told`);
       assert.deepEqual(reopened, { noKey: 'RESQ_BAD_KEY', n: 3, ok: 'ok' }, caller);
     }
+  } finally {
+    await other.close();
+  }
+});
+
+test('rekey(key) of a plain database from a following tab is RESQ_UNSUPPORTED, and nothing changes', async (t) => {
+  const name = dbName(t);
+  const other = await h.newPage();
+  try {
+    await inPage(h.page, async ({ open }, { name }) => {
+      window.resqDb = await open(name);
+      await window.resqDb.execute('CREATE TABLE t(s)');
+      await window.resqDb.execute("INSERT INTO t VALUES ('plain')");
+    }, { name });
+    const got = await inPage(
+      other,
+      async ({ open, outcome }, { name }) => {
+        const db = await open(name);
+        const o = await outcome(db.rekey('k'));
+        const rows = (await db.query('SELECT s FROM t')).map((r) => r.s);
+        await db.close();
+        return { code: o.ok ? 'ok' : o.error.code, rows };
+      },
+      { name },
+    );
+    const leader = await inPage(h.page, async () => {
+      const rows = (await window.resqDb.query('SELECT s FROM t')).map((r) => r.s);
+      await window.resqDb.close();
+      return rows;
+    });
+    assert.deepEqual(got, { code: 'RESQ_UNSUPPORTED', rows: ['plain'] });
+    assert.deepEqual(leader, ['plain'], 'the leading tab carries on, on the plain database');
   } finally {
     await other.close();
   }

@@ -218,7 +218,11 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     if (req.key === null && !db.key) return null;
     const key = req.key === null ? null : keyBytes(req.key);
     if (req.key !== null && !key) throw refusal('RESQ_BAD_PARAM', 'rekey() takes a passphrase (a non-empty string, valid Unicode), 32 raw bytes (a Uint8Array), or null to decrypt');
-    if (key && !db.key && !db.cipher) return moveToCiphers(c, from, cx);
+    if (key && !db.key && !db.cipher) {
+      // The tab that leads starts the next worker, and keeps the lead meanwhile.
+      if (!from.page) throw refusal('RESQ_UNSUPPORTED', 'rekey(key) of a plain database runs in the tab that leads it (whose worker holds the file): call it there, or close the other tabs first');
+      return moveToCiphers(c, from, cx);
+    }
     c.rekey(req.key);
     db.key = key;
     cx.rekeyed(from);
@@ -241,11 +245,12 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
 };
 
 /**
- * `rekey(key)` of a plain database in the worker without ciphers: it lets
- * go of the database (closed, nothing changed), every other tab is told
- * the key changed, and the caller's next worker, with ciphers, encrypts
- * it as it opens it (link.ts). Calls that reach this worker after are
- * refused with RESQ_CLOSED; the caller's link sends its own again.
+ * `rekey(key)` of a plain database in the worker without ciphers, called
+ * by its own page: it lets go of the database (closed, nothing changed),
+ * every other tab is told the key changed, and the page's next worker,
+ * with ciphers, encrypts it as it opens it, within the same lead
+ * (link.ts). Calls that reach this worker after are refused with
+ * RESQ_CLOSED; the page's link sends its own again.
  */
 async function moveToCiphers(c: Engine, from: Caller, cx: Context): Promise<'moved'> {
   if (c.transactionOpen()) throw refusal('RESQ_BAD_PARAM', 'rekey() rewrites every page in a transaction of its own: end the open transaction (COMMIT or ROLLBACK) first');
@@ -253,6 +258,9 @@ async function moveToCiphers(c: Engine, from: Caller, cx: Context): Promise<'mov
   db.conn = null;
   c.close();
   await db.stages?.discardAll();
+  // As if its page had closed it: a tab that comes to follow (the caller
+  // among them) hears so, and waits for this worker's end.
+  db.closedByPage = true;
   cx.rekeyed(from);
   return 'moved';
 }
