@@ -68,6 +68,10 @@ export function sealedSpill(access: FileSystemSyncAccessHandle, sealer: Sealer):
   const tail = new Uint8Array(SEAL_BLOCK);
   let tailSize = 0;
   const sealed = new Uint8Array(SEAL_BLOCK + TAG);
+  // The block read last, unsealed: reads smaller than a block (an import's
+  // pages) come in order, and each block is written once, never changed.
+  let cached = -1;
+  let cachedPlain: Uint8Array = new Uint8Array(0);
   return {
     append(bytes) {
       for (let from = 0; from < bytes.byteLength; ) {
@@ -86,9 +90,13 @@ export function sealedSpill(access: FileSystemSyncAccessHandle, sealer: Sealer):
         const block = Math.floor((at + filled) / SEAL_BLOCK);
         const from = at + filled - block * SEAL_BLOCK;
         let plain: Uint8Array;
-        if (block < blocks) {
+        if (block === cached) {
+          plain = cachedPlain;
+        } else if (block < blocks) {
           if (access.read(sealed, { at: block * (SEAL_BLOCK + TAG) }) !== sealed.byteLength) throw unreadable();
-          plain = sealer.unseal(block, sealed);
+          cachedPlain.fill(0);
+          plain = cachedPlain = sealer.unseal(block, sealed);
+          cached = block;
         } else {
           plain = tail.subarray(0, tailSize);
         }
@@ -102,6 +110,7 @@ export function sealedSpill(access: FileSystemSyncAccessHandle, sealer: Sealer):
       access.close();
       sealer.free();
       tail.fill(0);
+      cachedPlain.fill(0);
     },
   };
 }
