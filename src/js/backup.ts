@@ -8,6 +8,7 @@
 
 import { ResqError, badParam } from './errors.js';
 import { AppendWindow, type Send } from './staged.js';
+import { iterable } from './iterable.js';
 
 /** What `importDatabase` reads a database file from. */
 export type ImportSource = Blob | ReadableStream<Uint8Array>;
@@ -45,7 +46,7 @@ export function exportStream(gated: Send, direct: Send, generation: () => number
     if (id) letGo();
     controller.error(err);
   };
-  return new ReadableStream<Uint8Array>(
+  const stream = new ReadableStream<Uint8Array>(
     {
       start: async (c) => {
         controller = c;
@@ -81,6 +82,7 @@ export function exportStream(gated: Send, direct: Send, generation: () => number
     },
     { highWaterMark: 1 },
   );
+  return iterable(stream);
 }
 
 /** Throws RESQ_BAD_PARAM unless `source` is something `importDatabase` reads. */

@@ -8,6 +8,7 @@ import { USED, prepareParams, type Outgoing, type Params } from './params.js';
 import type { Cell, Op, QueryResult, Range, Replies, Requests, RunResult } from './protocol.js';
 import { decodeRows, type Row } from './rows.js';
 import { StagedBlob, type Send } from './staged.js';
+import { iterable } from './iterable.js';
 import { subscribe, type Subscription, type WatchOptions } from './watch.js';
 
 /** A byte range of a stored value; both default to the whole value. */
@@ -98,7 +99,7 @@ function blobReads(send: Send, refuse: (err: ResqError) => Promise<never>, gener
       // The session lives in one worker: after a failover, reads reject.
       let held = 0;
       const close = () => void send('blobStreamClose', { session }, [], held).catch(() => {});
-      return new ReadableStream<Uint8Array>(
+      const stream = new ReadableStream<Uint8Array>(
         {
           start: async () => {
             if (!Number.isInteger(chunkSize) || chunkSize < 1) throw badParam('chunkSize must be a whole number of bytes, 1 or more');
@@ -120,6 +121,7 @@ function blobReads(send: Send, refuse: (err: ResqError) => Promise<never>, gener
         },
         { highWaterMark: 1 },
       );
+      return iterable(stream);
     },
   };
 }
