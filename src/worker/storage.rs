@@ -114,6 +114,8 @@ fn opfs_error(name: &str, e: OpfsSAHError) -> Error {
             Error::Locked(format!("{name} is held by another tab or worker ({text})"))
         }
         _ if text.contains("QuotaExceededError") => Error::Quota(format!("no storage quota left to open {name} ({text})")),
-        _ => Error::Unsupported(format!("could not open OPFS storage for {name}: {text}")),
+        _ => Error::Unsupported(format!(
+            "could not open OPFS storage for {name}: {text}; open(name, {{ storage: 'memory' }}) gives a database that does not need it"
+        )),
     }
 }
