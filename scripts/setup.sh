@@ -3,7 +3,9 @@
 # is safe to run before every `npm test` and `npm run demo`:
 #   - Debian packages: clang + lld (SQLite → wasm32), chromium + chromedriver
 #     (tests, demo, benchmarks), firefox-esr (the e2e tests' second engine),
-#     procps (pkill, for the crash test)
+#     webkit2gtk-driver + xvfb (the third: WebKitGTK's MiniBrowser, driven
+#     by WebKitWebDriver on a virtual display), procps (pkill, for the crash
+#     test)
 #   - the Rust wasm32 target
 #   - wasm-bindgen-cli at exactly the version Cargo.lock pins
 #   - npm dev dependencies: typescript, binaryen (wasm-opt), playwright-core
@@ -27,6 +29,8 @@ has pkill || missing+=(procps)
 has chromium || missing+=(chromium)
 has chromedriver || missing+=(chromium-driver)
 has firefox-esr || missing+=(firefox-esr)
+has WebKitWebDriver || missing+=(webkit2gtk-driver)
+has Xvfb || missing+=(xvfb)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing Debian packages: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive

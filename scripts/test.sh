@@ -4,8 +4,9 @@
 #   2. wasm-bindgen-test: the engine in Node (memory) and in a dedicated
 #      worker in headless Chromium (OPFS)
 #   3. e2e: the packed npm package, imported by a page, in Chromium
-#      (Playwright) and then Firefox ESR (Puppeteer, WebDriver BiDi); each
-#      engine's counts are printed (RESQ_ENGINES=chromium: Chromium only)
+#      (Playwright), then Firefox ESR (Puppeteer, WebDriver BiDi), then
+#      WebKitGTK (WebDriver, tests/e2e/webkit.mjs); each engine's counts are
+#      printed (RESQ_ENGINES=chromium: Chromium only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,10 +48,10 @@ counts() {
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
-# Engines for the e2e layer, both by default; RESQ_ENGINES=chromium (or
-# firefox) runs one. Both always run, so one engine's failure does not
-# hide the other's result.
-engines="${RESQ_ENGINES:-chromium firefox}"
+# Engines for the e2e layer, all three by default; RESQ_ENGINES=chromium
+# (or "firefox webkit", …) runs those. Each always runs, so one engine's
+# failure does not hide another's result.
+engines="${RESQ_ENGINES:-chromium firefox webkit}"
 rc=0
 for engine in $engines; do
   echo "== 3/3 e2e: the packed package in $engine"

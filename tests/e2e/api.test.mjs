@@ -2,7 +2,8 @@
 // in Chromium: open, execute, query, queryBytes, executeBatch, transaction,
 // close, and the order in which calls complete.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { test } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, withDb, dbName } from './util.mjs';
@@ -18,7 +19,7 @@ after(async () => {
 const run = (body, arg) => inPage(h.page, body, arg);
 const onDb = (t, body, opts) => withDb(h.page, dbName(t), body, opts);
 
-test('open() defaults to OPFS for a name: the data outlives close', async (t) => {
+test('open() defaults to OPFS for a name: the data outlives close', { opfs: true }, async (t) => {
   const got = await run(async ({ open }, name) => {
     const a = await open(name);
     await a.execute('CREATE TABLE t(x)');
@@ -313,7 +314,7 @@ test('lastInsertRowid is a number inside ±(2^53-1) and a bigint outside', async
   ]);
 });
 
-test('close: later calls reject with RESQ_CLOSED, a second close resolves, earlier calls complete', async (t) => {
+test('close: later calls reject with RESQ_CLOSED, a second close resolves, earlier calls complete', { opfs: true }, async (t) => {
   const got = await run(async ({ open, outcome }, name) => {
     const db = await open(name);
     await db.execute('CREATE TABLE t(x)');
@@ -366,8 +367,8 @@ test('1,000 concurrent calls resolve in call order', async (t) => {
 });
 
 test('calls complete in call order, failures included', async (t) => {
-  const got = await run(async ({ open }, name) => {
-    const db = await open(name);
+  const got = await run(async ({ open, scratch }, name) => {
+    const db = await open(name, scratch);
     const order = [];
     const calls = [];
     const track = (label, p) => calls.push(p.then(() => order.push(`${label} ok`), () => order.push(`${label} failed`)));

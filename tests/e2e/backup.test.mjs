@@ -7,10 +7,14 @@
 // in with the worker's wasm memory bounded (RESQ_BACKUP_MB, default 256;
 // `npm run stress` runs 1024).
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { opfsTests } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
+
+// Every test here needs OPFS (see engines.mjs).
+const test = opfsTests();
 
 let h;
 before(async () => {

@@ -3,7 +3,8 @@
 // on the same profile; a transaction that had not committed is not, even
 // when its pages had already spilled into the database file.
 
-import { test, after } from 'node:test';
+import { after } from 'node:test';
+import { opfsTests } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,9 @@ import { join } from 'node:path';
 import { serve } from '../../scripts/serve.mjs';
 import { installPackedApp, launch as launchBrowser } from './harness.mjs';
 import { inPage } from './util.mjs';
+
+// Every test here needs OPFS (see engines.mjs).
+const test = opfsTests();
 
 const { app } = installPackedApp();
 const server = await serve(app);

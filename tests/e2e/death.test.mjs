@@ -6,11 +6,12 @@
 // Traps and unpostable replies come from the probe worker
 // (tests/e2e/probe-worker.js): the package itself has no test hooks.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { test } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { start } from './harness.mjs';
+import { SCRATCH, start } from './harness.mjs';
 import { inPage, dbName, keepWorkers } from './util.mjs';
 
 let h;
@@ -23,7 +24,7 @@ after(async () => {
   await hp?.close();
 });
 
-test('a trap in the wasm (an out-of-bounds access) rejects the pending calls with RESQ_WORKER_DIED; later calls go to a new worker, which has every committed row', async (t) => {
+test('a trap in the wasm (an out-of-bounds access) rejects the pending calls with RESQ_WORKER_DIED; later calls go to a new worker, which has every committed row', { opfs: true }, async (t) => {
   const r = await inPage(
     hp.page,
     async ({ open, outcome, probe }, name) => {
@@ -72,7 +73,7 @@ test('a memory database whose worker traps is gone: pending and later calls reje
   assert.equal(r.closed.ok, true, 'close() of a dead database resolves');
 });
 
-test('a worker terminated from outside settles every pending call with RESQ_WORKER_DIED; later calls go to a new worker', async (t) => {
+test('a worker terminated from outside settles every pending call with RESQ_WORKER_DIED; later calls go to a new worker', { opfs: true }, async (t) => {
   const page = await h.newPage();
   await keepWorkers(page);
   const r = await inPage(
@@ -110,8 +111,8 @@ test('a worker terminated from outside settles every pending call with RESQ_WORK
 test('a reply that cannot be posted rejects its own call with the reason, and the calls after it still work', async (t) => {
   const r = await inPage(
     hp.page,
-    async ({ open, outcome, probe }, name) => {
-      const db = await open(name);
+    async ({ open, outcome, probe, scratch }, name) => {
+      const db = await open(name, scratch);
       await db.execute('CREATE TABLE t(x)');
       await probe(name, 'failNextReply');
       const failed = outcome(db.query('SELECT 42 AS x'));
@@ -143,25 +144,25 @@ test('a page that enforces Trusted Types gets RESQ_UNSUPPORTED from open(), sayi
   const ht = await start({ headers: { 'Content-Security-Policy': "require-trusted-types-for 'script'" } });
   try {
     // Not inPage(): it evaluates its snippet from text, which this page refuses.
-    const r = await ht.page.evaluate(async (name) => {
+    const r = await ht.page.evaluate(async ([name, scratch]) => {
       if (typeof trustedTypes === 'undefined') return { enforced: false };
       const { open, ResqError } = await import('resq-wasm');
       let refused;
       try {
-        await open(name);
+        await open(name, scratch);
         refused = { ok: true };
       } catch (e) {
         refused = { ok: false, isResqError: e instanceof ResqError, code: e.code, message: e.message };
       }
       // What the README tells such a page to do: a policy for the package's URLs.
       trustedTypes.createPolicy('default', { createScriptURL: (url) => (new URL(url).pathname.startsWith('/node_modules/resq-wasm/') ? url : null) });
-      const db = await open(name);
+      const db = await open(name, scratch);
       await db.execute('CREATE TABLE t(x); INSERT INTO t VALUES (42)');
       const rows = await db.query('SELECT x FROM t');
       await db.close();
       return { enforced: true, refused, rows };
-    }, dbName(t));
-    assert.equal(r.enforced, true, `${ht.engine} enforces Trusted Types (both engines this suite runs do)`);
+    }, [dbName(t), SCRATCH]);
+    assert.equal(r.enforced, true, `${ht.engine} enforces Trusted Types (every engine this suite runs does)`);
     assert.equal(r.refused.ok, false, 'open() is refused');
     assert.equal(r.refused.isResqError, true);
     assert.equal(r.refused.code, 'RESQ_UNSUPPORTED');

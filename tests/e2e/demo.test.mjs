@@ -9,7 +9,8 @@
 // With RESQ_SCREENSHOTS=1 (Chromium), the screenshots the README shows are
 // written to tests/e2e/screenshots/ at 1280 × 800.
 
-import { test, before, after, beforeEach } from 'node:test';
+import { before, after, beforeEach } from 'node:test';
+import { opfsTests } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,9 @@ import { join, resolve } from 'node:path';
 import { serve } from '../../scripts/serve.mjs';
 import { ENGINE, installPackedApp, launch, ui } from './harness.mjs';
 import { inPage } from './util.mjs';
+
+// Every test here needs OPFS (see engines.mjs).
+const test = opfsTests();
 
 const repo = resolve(import.meta.dirname, '../..');
 // What a file input says a chosen backup is: Firefox types files by their
@@ -38,7 +42,9 @@ before(async () => {
   ({ app } = installPackedApp());
   server = await serveDemo(0);
   profile = mkdtempSync(join(tmpdir(), 'resq-demo-'));
-  browser = await launch(profile, { fakeMedia: true });
+  // WebKit runs have no fake devices, nor need them: there the tests check
+  // open()'s refusal instead (see engines.mjs).
+  browser = await launch(profile, { fakeMedia: ENGINE !== 'webkit' });
   page = await newPage();
 });
 after(async () => {

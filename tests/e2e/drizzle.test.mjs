@@ -5,7 +5,8 @@
 // transactions (commit, rollback, savepoints) and calls made outside one
 // while it runs, errors, and the entry's types.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { test } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -56,7 +57,7 @@ const withDrizzle = (t, body, arg = null) =>
       });
       const usersRelations = orm.relations(users, ({ many }) => ({ posts: many(posts) }));
       const postsRelations = orm.relations(posts, ({ one }) => ({ writer: one(users, { fields: [posts.author], references: [users.id] }) }));
-      const database = await api.open(name);
+      const database = await api.open(name, api.scratch);
       try {
         const db = drizzle(database, { schema: { users, posts, usersRelations, postsRelations } });
         await database.execute(`

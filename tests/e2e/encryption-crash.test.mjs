@@ -4,10 +4,14 @@
 // right key then rolls the hot journal back: every committed row, none of
 // the transaction, integrity ok.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { opfsTests } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage } from './util.mjs';
+
+// Every test here needs OPFS (see engines.mjs).
+const test = opfsTests({ key: 'a passphrase' });
 
 let h;
 before(async () => {

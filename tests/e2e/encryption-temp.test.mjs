@@ -5,11 +5,15 @@
 // encrypted database with its key, and a file of the wrong kind or key is
 // RESQ_BAD_KEY and changes nothing.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { opfsTests } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
 import { MARKER, rawScan } from './plaintext.mjs';
+
+// Every test here needs OPFS (see engines.mjs).
+const test = opfsTests({ key: 'a passphrase' });
 
 let h;
 before(async () => {

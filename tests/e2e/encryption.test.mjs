@@ -6,11 +6,15 @@
 // after close(), and in the middle of a transaction (the journal full and
 // pages spilled into the database file).
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { opfsTests } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
 import { MARKER, rawScan, workerScan } from './plaintext.mjs';
+
+// Every test here needs OPFS (see engines.mjs).
+const test = opfsTests({ key: 'a passphrase' });
 
 let h;
 before(async () => {

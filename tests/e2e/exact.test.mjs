@@ -3,7 +3,8 @@
 // fails; transactions can read media; no name silently becomes a memory
 // database; staging without OPFS is bounded.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { test } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { ENGINE, start } from './harness.mjs';
 import { inPage, withDb, dbName } from './util.mjs';
@@ -208,11 +209,11 @@ test('transaction callbacks read media through tx (readBlob, blobStream, blobFil
 });
 
 test('names that would be a memory database under OPFS are refused: :memory: with storage opfs, file: URIs', async () => {
-  const r = await inPage(h.page, async ({ open, outcome }) => ({
+  const r = await inPage(h.page, async ({ open, outcome, scratch }) => ({
     memoryOpfs: await outcome(open(':memory:', { storage: 'opfs' })),
     uri: await outcome(open('file:x?mode=memory')),
     uriMemory: await outcome(open('file:y.db', { storage: 'memory' })),
-    after: await outcome(open('plain.db').then(async (db) => (await db.query('SELECT 1 AS x'), db.close()))),
+    after: await outcome(open('plain.db', scratch).then(async (db) => (await db.query('SELECT 1 AS x'), db.close()))),
   }));
   for (const k of ['memoryOpfs', 'uri', 'uriMemory']) {
     assert.equal(r[k].ok, false, k);
@@ -277,9 +278,9 @@ test('in a Firefox private window, where OPFS is refused, open() of an OPFS name
 test('a staged blob belongs to the database that staged it: another database refuses it', async (t) => {
   const r = await inPage(
     h.page,
-    async ({ open, outcome }, [a, b]) => {
-      const one = await open(a);
-      const two = await open(b);
+    async ({ open, outcome, scratch }, [a, b]) => {
+      const one = await open(a, scratch);
+      const two = await open(b, scratch);
       await two.execute('CREATE TABLE t(data BLOB)');
       const mine = await two.stageBlob();
       await mine.append(new Uint8Array([1]));

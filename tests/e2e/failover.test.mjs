@@ -6,10 +6,14 @@
 // or their worker stopped by the probe worker (tests/e2e/probe-worker.js)
 // right after a call committed and before its answer was sent.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { opfsTests } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName, openIn } from './util.mjs';
+
+// Every test here needs OPFS (see engines.mjs).
+const test = opfsTests();
 
 let h;
 before(async () => {

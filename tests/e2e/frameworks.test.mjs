@@ -16,7 +16,8 @@
 //   - an image and a 10 MB video play from useBlobUrl;
 //   - unmounting ends every watch and revokes every object URL.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { opfsTests } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,6 +25,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { launch, packInto, installProbe } from './harness.mjs';
 import { serve } from '../../scripts/serve.mjs';
+
+// Every test here needs OPFS (see engines.mjs).
+const test = opfsTests();
 
 const VITE = '8.3.8';
 const FRAMEWORKS = {

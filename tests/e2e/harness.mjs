@@ -1,7 +1,8 @@
 // The e2e harness: packs the package (`npm pack`), installs the tarball into
 // an empty folder as a user would, serves that folder on 127.0.0.1 and drives
-// a browser: Debian's Chromium with playwright-core, or Debian's Firefox ESR
-// with puppeteer-core (WebDriver BiDi), chosen by RESQ_ENGINE. Pages import
+// a browser: Debian's Chromium with playwright-core, Debian's Firefox ESR
+// with puppeteer-core (WebDriver BiDi), or WebKitGTK's MiniBrowser over
+// WebDriver (webkit.mjs), chosen by RESQ_ENGINE. Pages import
 // 'resq-wasm' (and its entries such as 'resq-wasm/kysely') by their bare
 // names through an import map pointing into node_modules, made from the
 // packages' own `exports`; `start({ peers })` installs optional peers such
@@ -9,7 +10,8 @@
 //
 // The tests are written against the Playwright page API they started with;
 // for Firefox, `FirefoxPage` below adapts the few calls where Puppeteer's
-// page differs, so a test runs unchanged in both engines.
+// page differs, and `WebKitPage` (webkit.mjs) those WebDriver has, so a test
+// runs unchanged in every engine.
 
 import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -18,12 +20,23 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
 import { serve } from '../../scripts/serve.mjs';
+import { launchWebKit } from './webkit.mjs';
 
 const repo = resolve(import.meta.dirname, '../..');
 
-/** The engine of this run: RESQ_ENGINE=chromium (the default) or firefox. */
+/** The engine of this run: RESQ_ENGINE=chromium (the default), firefox or webkit. */
 export const ENGINE = process.env.RESQ_ENGINE || 'chromium';
-if (!['chromium', 'firefox'].includes(ENGINE)) throw new Error(`RESQ_ENGINE must be chromium or firefox, not ${ENGINE}`);
+if (!['chromium', 'firefox', 'webkit'].includes(ENGINE)) throw new Error(`RESQ_ENGINE must be chromium, firefox or webkit, not ${ENGINE}`);
+
+/** Why this run's engine cannot hold an OPFS database (see engines.mjs), or null. */
+export const NO_OPFS = ENGINE === 'webkit' ? "WebKitGTK's OPFS cannot open a sync access handle in a worker" : null;
+
+/**
+ * open() options for a database whose test is not about storage: none (so
+ * OPFS, the default users get) where OPFS works, `{ storage: 'memory' }`
+ * where it does not.
+ */
+export const SCRATCH = NO_OPFS ? { storage: 'memory' } : {};
 
 export const CHROMIUM_ARGS = [
   '--headless=new',
@@ -222,7 +235,8 @@ function webContentProcesses(pid) {
 
 /**
  * Starts the browser of `engine` on the profile folder `profile` (kept: a
- * second launch on it sees the first one's OPFS). Returns
+ * second launch on it sees the first one's OPFS; WebKit's automation
+ * profile is private, and `profile` is not used). Returns
  * { context, newPage, kill, close }: `context.newPage()` opens a blank page,
  * `kill()` SIGKILLs every process of this browser (no shutdown, no flush).
  * `privateWindow` (Firefox only): every page is in private browsing.
@@ -246,6 +260,10 @@ export async function launch(profile, { engine = ENGINE, privateWindow = false, 
       kill: () => execFileSync('pkill', ['-KILL', '-f', '--', `user-data-dir=${profile}`]),
       close: () => context.close(),
     };
+  }
+  if (engine === 'webkit') {
+    if (privateWindow || quota !== null || fakeMedia) throw new Error('privateWindow, quota and fakeMedia are not for WebKit runs');
+    return launchWebKit();
   }
   const { default: puppeteer } = await import('puppeteer-core');
   const browser = await puppeteer.launch({
@@ -342,6 +360,7 @@ export async function start({ isolated = false, probe = null, engine = ENGINE, p
         await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(page.url()).origin, quotaSize: quota });
         return { release: () => cdp.detach() };
       }
+      if (engine !== 'firefox') throw new Error('lowQuota() is for Chromium and Firefox runs');
       const seen = await page.evaluate(async () => (await navigator.storage.estimate()).quota);
       if (seen !== quota) throw new Error(`the page's storage quota is ${seen} bytes, not ${quota}`);
       return { release: async () => {} };
@@ -356,12 +375,13 @@ export async function start({ isolated = false, probe = null, engine = ENGINE, p
         const cdp = await page.context().newCDPSession(page);
         return () => cdp.send('Page.crash');
       }
-      return async () => browser.crashRenderers();
+      if (engine === 'firefox') return async () => browser.crashRenderers();
+      throw new Error('crasher() is for Chromium and Firefox runs');
     },
     /**
      * The page's JS heap in bytes after a full GC, as { measure(), release() }:
      * through CDP in Chromium. Firefox lets nothing outside chrome code
-     * collect or read a page's JS heap, so there measure() gives null.
+     * collect or read a page's JS heap, nor does WebDriver (WebKit), so there measure() gives null.
      */
     async heapMeter(page) {
       if (engine === 'chromium') {

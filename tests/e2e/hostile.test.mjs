@@ -13,7 +13,8 @@
 // Rows are plain functions `(db, api, c)` sent to the page as source text:
 // they can use only their arguments. `c` holds the helpers (HELPERS below).
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { test } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName, keepWorkers } from './util.mjs';
@@ -75,14 +76,14 @@ const HELPERS = (api, state) => {
     insNamed: (v) => state.db.execute('INSERT INTO canary(name, n, data) VALUES (:name, :n, :data)', v),
     /** Another database, closed when the row ends. */
     other: async (suffix, options) => {
-      const db = await api.open(`${state.name}-${suffix}`, options);
+      const db = await api.open(`${state.name}-${suffix}`, { ...api.scratch, ...options });
       others.push(db);
       return db;
     },
     closeOthers: () => Promise.all(others.map((db) => db.close().catch(() => {}))),
     /** Opens the row's database again; the canary is then checked there. */
     reopen: async () => {
-      state.db = await api.open(state.name);
+      state.db = await api.open(state.name, api.scratch);
       return state.db;
     },
     /** Reads a stream to its end; its error rejects. */
@@ -189,7 +190,7 @@ function runRow(t, row) {
         const digest = await crypto.subtle.digest('SHA-256', await new Blob(parts).arrayBuffer());
         return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
       };
-      const state = { name, db: await api.open(name), worker: window.workers.at(-1) };
+      const state = { name, db: await api.open(name, api.scratch), worker: window.workers.at(-1) };
       await state.db.execute(setup);
       const before = await checksum(state.db);
       const c = (0, eval)(`(${helpers})`)(api, state);
@@ -220,7 +221,7 @@ function runRow(t, row) {
  * it must resolve, to `want` when given); `errno` and `message` are checked
  * when given.
  */
-const row = (name, code, run, { errno, message, want } = {}) => ({ name, code, run, errno, message, want });
+const row = (name, code, run, { errno, message, want, opfs } = {}) => ({ name, code, run, errno, message, want, opfs });
 
 const BAD = 'RESQ_BAD_PARAM';
 const CLOSED = 'RESQ_CLOSED';
@@ -364,13 +365,13 @@ const BAD_BLOBS = [
     'a File whose read fails, below 4 MB (its second part rewritten after it was taken)',
     BAD,
     async (db, api, c) => c.ins(['x', 1, new Blob([new Uint8Array(c.MB).fill(7), await c.stale(2 * c.MB)])]),
-    { message: /parameter 3: the Blob or File could not be read/ },
+    { message: /parameter 3: the Blob or File could not be read/, opfs: true },
   ),
   row(
     'a File whose read fails midway through streaming, above 4 MB (3 MB read, then a rewritten part)',
     BAD,
     async (db, api, c) => c.ins(['x', 1, new Blob([new Uint8Array(3 * c.MB).fill(7), await c.stale(3 * c.MB)])]),
-    { message: /a Blob parameter could not be read/ },
+    { message: /a Blob parameter could not be read/, opfs: true },
   ),
   row(
     'a StagedBlob used a second time',
@@ -797,7 +798,7 @@ const OPEN_NAMES = [
         await photos.close();
       }
     },
-    { want: [{ x: 1 }] },
+    { want: [{ x: 1 }], opfs: true },
   ),
   row('a storage option that is a number', BAD, (db, api) => api.open('storage-42.db', { storage: 42 }), { message: /storage/ }),
   row('a file: URI name', BAD, (db, api) => api.open('file:x.db?mode=memory'), { message: /URI/ }),
@@ -817,10 +818,15 @@ const TABLE = [
   ['open', OPEN_NAMES],
 ];
 
+// Rows that need OPFS: those marked, the closed calls (the canary is read
+// after a reopen) and the damaged files (made in the OPFS pool).
+const NEEDS_OPFS = new Set(['closed', 'file']);
+
 for (const [group, rows] of TABLE) {
   for (const r of rows) {
     const expect = r.code ?? (r.want === undefined ? 'resolves' : `resolves to ${JSON.stringify(r.want)}`);
-    test(`${group}: ${r.name} → ${expect}`, { timeout: ROW_TIMEOUT + 30_000 }, async (t) => {
+    const opfs = r.opfs || NEEDS_OPFS.has(group);
+    test(`${group}: ${r.name} → ${expect}`, { timeout: ROW_TIMEOUT + 30_000, opfs }, async (t) => {
       const got = await runRow(t, r);
       const { result } = got;
       assert.ok(!result.hung, `hung for ${ROW_TIMEOUT} ms`);
@@ -853,8 +859,8 @@ test('100 MB of SQL is refused before it reaches wasm memory: the worker grows b
   const name = dbName(t);
   const r = await inPage(
     hp.page,
-    async ({ open, outcome, probe }, name) => {
-      const db = await open(name);
+    async ({ open, outcome, probe, scratch }, name) => {
+      const db = await open(name, scratch);
       await db.query('SELECT 1');
       const before = await probe(name, 'memory');
       const refused = await outcome(db.query(`SELECT length('${'x'.repeat(100 << 20)}') AS n`));

@@ -7,10 +7,14 @@
 // is ok, and no temp space is left over. `RESQ_KILL_TRIALS` sets the count
 // (npm test: a reduced run; npm run stress: 300).
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { opfsTests } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, keepWorkers } from './util.mjs';
+
+// Every test here needs OPFS (see engines.mjs).
+const test = opfsTests();
 
 const TRIALS = Number(process.env.RESQ_KILL_TRIALS ?? 12);
 

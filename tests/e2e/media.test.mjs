@@ -2,7 +2,8 @@
 // blobs built piece by piece in the worker's temp space and written into
 // their row once.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { test } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { withDb, dbName, inPage, keepWorkers } from './util.mjs';
@@ -243,7 +244,7 @@ test('staged bytes read back exactly across chunk and spill boundaries, in memor
   assert.deepEqual(r, { memory: true, failed: 'SQLITE_CONSTRAINT_UNIQUE', file: true });
 });
 
-test('a failed append or an aborted writable makes the staged blob unusable, so no gap or fragment is stored; discard and a new stage work', async (t) => {
+test('a failed append or an aborted writable makes the staged blob unusable, so no gap or fragment is stored; discard and a new stage work', { opfs: true }, async (t) => {
   const r = await onDb(t, async (db, { outcome }) => {
     await db.execute('CREATE TABLE rec(id INTEGER PRIMARY KEY, data BLOB)');
     // A File whose bytes changed after it was taken cannot be read by the worker.
@@ -315,7 +316,7 @@ test('a failed append or an aborted writable makes the staged blob unusable, so 
   );
 });
 
-test('temp space: spilled files are gone after use, discard (also after a failed append) and close, and a file left in the stage directory is removed when the database is next opened', async (t) => {
+test('temp space: spilled files are gone after use, discard (also after a failed append) and close, and a file left in the stage directory is removed when the database is next opened', { opfs: true }, async (t) => {
   const name = dbName(t);
   const r = await inPage(
     h.page,
@@ -371,7 +372,7 @@ test('temp space: spilled files are gone after use, discard (also after a failed
   assert.equal(r.n, 5 << 20);
 });
 
-test('temp space no live worker holds is removed at any open; a live worker\'s is kept, and two tabs with a memory database of one name stage apart', async (t) => {
+test('temp space no live worker holds is removed at any open; a live worker\'s is kept, and two tabs with a memory database of one name stage apart', { opfs: true }, async (t) => {
   const name = dbName(t);
   const list = async () =>
     inPage(h.page, async () => {
@@ -439,7 +440,7 @@ test('temp space no live worker holds is removed at any open; a live worker\'s i
   assert.deepEqual(mine(end), []);
 });
 
-test('the worker dying while staging leaves the database untouched and its temp space is reclaimed at the next open', async (t) => {
+test('the worker dying while staging leaves the database untouched and its temp space is reclaimed at the next open', { opfs: true }, async (t) => {
   const name = dbName(t);
   const page = await h.newPage();
   await keepWorkers(page);

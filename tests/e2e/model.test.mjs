@@ -9,7 +9,8 @@
 // `RESQ_MODEL_REOPEN` the share of them that close and reopen (3%; a
 // reopen starts a worker, which costs as much as forty other operations).
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { test } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
@@ -192,7 +193,7 @@ async function run(name, storage, seed) {
 }
 
 for (const storage of ['opfs', 'memory']) {
-  test(`model check on ${storage}: ${OPS} seeded random operations match a plain JS model (seed ${SEED})`, async (t) => {
+  test(`model check on ${storage}: ${OPS} seeded random operations match a plain JS model (seed ${SEED})`, { opfs: storage === 'opfs' }, async (t) => {
     const r = await run(storage === 'memory' ? ':memory:' : dbName(t), storage, SEED);
     t.diagnostic(`${storage}: ${r.ops} operations, divergences 0, seed ${SEED}, ${JSON.stringify(r.writes)}, ${r.rows} rows at the end`);
     assert.equal(r.integrity, 'ok');

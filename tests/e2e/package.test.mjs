@@ -2,7 +2,8 @@
 // importing 'resq-wasm' from the installed folder works (and never loads the
 // wasm itself), and that TypeScript sees the public types.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { test } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';

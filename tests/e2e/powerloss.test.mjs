@@ -14,7 +14,8 @@
 // with SQLite3 Multiple Ciphers (tests/powerloss/sqlite3mc.sh) under the
 // key: encrypted databases have 8192-byte pages.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { opfsTests } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,6 +23,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { start } from './harness.mjs';
 import { inPage } from './util.mjs';
+
+// Every test here needs OPFS (see engines.mjs).
+const test = opfsTests();
 
 const IMAGES = Number(process.env.RESQ_POWERLOSS_IMAGES ?? 200);
 const PAGE_SIZES = (process.env.RESQ_POWERLOSS_PAGE_SIZES ?? '8192').split(',').map(Number);

@@ -5,10 +5,14 @@
 // writes succeed again after deletes and VACUUM. Staging into temp space
 // past the quota is RESQ_QUOTA too.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { opfsTests } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
+
+// Every test here needs OPFS (see engines.mjs).
+const test = opfsTests();
 
 const QUOTA = 40 << 20;
 

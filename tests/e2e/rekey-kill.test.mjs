@@ -6,10 +6,14 @@
 // was acknowledged before the crash is kept. `RESQ_REKEY_TRIALS` sets the
 // count.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { opfsTests } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage } from './util.mjs';
+
+// Every test here needs OPFS (see engines.mjs).
+const test = opfsTests({ key: 'a passphrase' });
 
 const TRIALS = Number(process.env.RESQ_REKEY_TRIALS ?? 6);
 

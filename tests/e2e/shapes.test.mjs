@@ -5,7 +5,8 @@
 // roads by which a placeholder could reach a virtual table, an index or a
 // CHECK constraint, each refused with nothing stored.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { test } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, withDb, dbName } from './util.mjs';
@@ -104,7 +105,7 @@ test('Kysely and Drizzle insert a streamed File with returning(id); returning th
       const { ResqDialect } = await import('resq-wasm/kysely');
       const { drizzle } = await import('resq-wasm/drizzle');
       const { sqliteTable, integer, text, customType } = await import('drizzle-orm/sqlite-core');
-      const database = await api.open(name);
+      const database = await api.open(name, api.scratch);
       const k = new Kysely({ dialect: new ResqDialect({ database }) });
       try {
         await k.schema.createTable('clip').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('name', 'text').addColumn('data', 'blob').execute();

@@ -6,7 +6,8 @@
 // records are parsed and the answers rendered here in Node, as sqlite.org's
 // slt_sqlite.c renders them.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { test } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -150,8 +151,8 @@ for (const file of files) {
     const records = parse(readFileSync(resolve(dir, file), 'utf8').replace(/\r\n/g, '\n'));
     const results = await inPage(
       h.page,
-      async ({ open }, { name, records }) => {
-        const db = await open(name);
+      async ({ open, scratch }, { name, records }) => {
+        const db = await open(name, scratch);
         const out = [];
         try {
           for (const r of records) {

@@ -8,10 +8,14 @@
 // offers no way to collect or read a page's JS heap from outside: there the
 // heap check is skipped, the wasm memory checks run.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { opfsTests } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage } from './util.mjs';
+
+// Every test here needs OPFS (see engines.mjs).
+const test = opfsTests();
 
 const OPS = Number(process.env.RESQ_SOAK_OPS ?? 400);
 const CEILING = 128 << 20;

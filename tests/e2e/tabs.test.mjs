@@ -2,10 +2,14 @@
 // the others follow, the lead passes on when its tab closes, freezes or
 // reloads, and live queries see every tab's commits.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { opfsTests } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName, openIn } from './util.mjs';
+
+// Every test here needs OPFS (see engines.mjs).
+const test = opfsTests();
 
 let h;
 before(async () => {

@@ -5,10 +5,14 @@
 // out. And a following tab that opens and closes leaves nothing behind in
 // the leader's worker; a batch of many Files is read in bounded parts.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { opfsTests } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName, openIn } from './util.mjs';
+
+// Every test here needs OPFS (see engines.mjs).
+const test = opfsTests();
 
 let h;
 before(async () => {

@@ -7,6 +7,8 @@
 // The snippet is sent as source text, so it can use only its arguments: the
 // package's exports plus the helpers below, and `arg` (JSON-able).
 
+import { SCRATCH } from './harness.mjs';
+
 /**
  * Runs `body(api, arg)` in the page, where `api` is the package's exports plus
  * `plain` (a value → JSON-able, see below), `outcome` (a promise →
@@ -14,11 +16,12 @@
  * probe worker of database `name`; see tests/e2e/probe-worker.js), and for
  * media `mediaFile(size, seed, head?)` (a `File` of `size` known bytes,
  * `(i * 7 + seed) & 255`, its first bytes `head` if given) and `sha(x)` (the
- * SHA-256 hex of a `Blob`, buffer or view).
+ * SHA-256 hex of a `Blob`, buffer or view), and `scratch`, the engine's
+ * SCRATCH open() options (see harness.mjs).
  */
 export function inPage(page, body, arg = null) {
   return page.evaluate(
-    async ([src, arg]) => {
+    async ([src, arg, scratch]) => {
       const lib = await import('resq-wasm');
       // Tags what JSON cannot carry: bigint, -0, bytes. Rows and arrays recurse.
       const plain = (v) => {
@@ -73,28 +76,29 @@ export function inPage(page, body, arg = null) {
         return Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', buf)), (b) => b.toString(16).padStart(2, '0')).join('');
       };
       const fn = (0, eval)(`(${src})`);
-      return fn({ ...lib, plain, describe, outcome, probe, mediaFile, sha }, arg);
+      return fn({ ...lib, plain, describe, outcome, probe, mediaFile, sha, scratch }, arg);
     },
-    [body.toString(), arg],
+    [body.toString(), arg, SCRATCH],
   );
 }
 
 /**
- * Opens `name` (with `options`), runs `body(db, api, arg)` and closes the
+ * Opens `name` (with `options`, in the engine's SCRATCH storage unless they
+ * name one: see harness.mjs), runs `body(db, api, arg)` and closes the
  * database whatever happens.
  */
 export function withDb(page, name, body, { options, arg = null } = {}) {
   return inPage(
     page,
     async (api, { name, options, src, arg }) => {
-      const db = await api.open(name, options ?? undefined);
+      const db = await api.open(name, options);
       try {
         return await (0, eval)(`(${src})`)(db, api, arg);
       } finally {
         await db.close();
       }
     },
-    { name, options: options ?? null, src: body.toString(), arg },
+    { name, options: { ...SCRATCH, ...options }, src: body.toString(), arg },
   );
 }
 

@@ -2,7 +2,8 @@
 // and `queryBytes` out, named and numbered parameters, duplicate column
 // names, and who owns the bytes of a BLOB parameter.
 
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
+import { test } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, withDb, dbName, bytes } from './util.mjs';

@@ -1,0 +1,237 @@
+// The e2e layer's third engine: WebKitGTK (the WebKit and JavaScriptCore of
+// Safari), Debian's MiniBrowser driven by WebKitWebDriver over W3C WebDriver,
+// on a virtual display of its own (Xvfb). `launchWebKit()` gives the same
+// { context, newPage, kill, close } as the other engines in harness.mjs, and
+// `WebKitPage` the few Playwright page calls the tests use.
+//
+// WebDriver runs one command at a time per session, and acts on the current
+// window: each page is a window of the one session, and a page's command
+// switches to its window first, under a lock. So two pages' `evaluate()`
+// calls take turns; no test that needs two pages at once runs here (those
+// need OPFS, which WebKitGTK cannot give a database: see engines.mjs).
+
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+
+const MINIBROWSER = process.env.MINIBROWSER ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
+// The web platform features the package uses that MiniBrowser has but does
+// not turn on by itself (navigator.storage, OPFS, its access handles).
+const FEATURES = '--features=+StorageAPI,+StorageAPIEstimate,+FileSystem,+AccessHandle,+FileSystemWritableStream';
+
+/** A TCP port no one listens on now. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts Xvfb on a display it picks (-displayfd); resolves with { display, process }. */
+function startXvfb() {
+  return new Promise((resolve, reject) => {
+    const xvfb = spawn('Xvfb', ['-displayfd', '3', '-screen', '0', '1280x800x24', '-nolisten', 'tcp'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe'] });
+    let out = '';
+    xvfb.on('error', reject);
+    xvfb.on('exit', (code) => reject(new Error(`Xvfb exited (${code}) before it named its display`)));
+    xvfb.stdio[3].on('data', (chunk) => {
+      out += chunk;
+      if (!out.includes('\n')) return;
+      xvfb.stdio[3].destroy();
+      xvfb.removeAllListeners('exit');
+      xvfb.unref();
+      resolve({ display: `:${out.trim()}`, process: xvfb });
+    });
+  });
+}
+
+/** Waits until the driver at `base` answers /status. */
+async function ready(base, driver) {
+  for (let i = 0; i < 200; i++) {
+    if (driver.exitCode !== null) throw new Error(`WebKitWebDriver exited (${driver.exitCode})`);
+    try {
+      if ((await fetch(`${base}/status`)).ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('WebKitWebDriver did not start in 10 s');
+}
+
+/** A session of WebKitWebDriver: `command(method, path, body)` → its value, or throws its error. */
+class Session {
+  constructor(base, id) {
+    this.base = base;
+    this.id = id;
+    this.queue = Promise.resolve();
+    this.window = null;
+  }
+  async raw(method, path, body) {
+    const response = await fetch(`${this.base}/session/${this.id}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const { value } = await response.json();
+    if (!response.ok) throw new Error(`WebDriver ${method} ${path}: ${value?.error}: ${value?.message}`);
+    return value;
+  }
+  /** Runs `method path` in window `handle` (or the current one), after every command queued before it. */
+  command(handle, method, path, body) {
+    const run = this.queue.then(async () => {
+      if (handle && handle !== this.window) {
+        await this.raw('POST', '/window', { handle });
+        this.window = handle;
+      }
+      return this.raw(method, path, body);
+    });
+    this.queue = run.catch(() => {});
+    return run;
+  }
+}
+
+// Runs the page function of evaluate() on its argument and reports
+// { value } or { error } as JSON text: WebDriver's own serialization of an
+// object does not keep the order of its keys. `undefined` travels as
+// UNDEFINED, so a key whose value is undefined stays, as in Playwright. The
+// function's source is part of the script (not eval'd in the page), so a
+// page's Content-Security-Policy cannot stop it.
+const UNDEFINED = '\u0000resq:undefined';
+const evaluateScript = (src) => `const arg = arguments[0], done = arguments[arguments.length - 1];
+const json = (reply) => JSON.stringify(reply, (k, v) => (v === undefined ? ${JSON.stringify(UNDEFINED)} : v));
+Promise.resolve().then(() => (${src})(arg)).then(
+  (value) => done(json({ value })),
+  (e) => done(json({ error: e instanceof Error ? e.name + ': ' + e.message : String(e) })),
+);`;
+
+/** `value` parsed from the page, with UNDEFINED turned back into undefined. */
+function revive(value) {
+  if (value === UNDEFINED) return undefined;
+  if (value && typeof value === 'object') for (const k of Object.keys(value)) value[k] = revive(value[k]);
+  return value;
+}
+
+// Collects the page's uncaught errors and unhandled rejections, for the
+// 'pageerror' listeners (WebDriver has no events: they are fetched).
+const COLLECT_ERRORS = `if (!window.resqPageErrors) {
+  window.resqPageErrors = [];
+  addEventListener('error', (e) => resqPageErrors.push(String(e.error?.message ?? e.message)));
+  addEventListener('unhandledrejection', (e) => resqPageErrors.push(String(e.reason?.message ?? e.reason)));
+}`;
+
+/**
+ * A window of the WebKit session with the Playwright page calls the tests
+ * use: evaluate, goto, reload, url, close, and on('pageerror'), whose
+ * errors are collected in the page and handed over after each navigation
+ * and each evaluate(). Playwright's others are not here, and
+ * exposeFunction and 'console' throw, so that no test silently waits on them.
+ */
+export class WebKitPage {
+  constructor(session, handle) {
+    this.session = session;
+    this.handle = handle;
+    this.listeners = [];
+  }
+  command(method, path, body) {
+    return this.session.command(this.handle, method, path, body);
+  }
+  async evaluate(fn, arg) {
+    const reply = JSON.parse(await this.command('POST', '/execute/async', { script: evaluateScript(fn.toString()), args: [arg ?? null] }));
+    await this.drainErrors();
+    if ('error' in reply) throw new Error(reply.error);
+    return revive(reply.value);
+  }
+  async drainErrors() {
+    if (!this.listeners.length) return;
+    const errors = await this.command('POST', '/execute/sync', { script: `${COLLECT_ERRORS}\nreturn resqPageErrors.splice(0);`, args: [] });
+    for (const message of errors) for (const listener of this.listeners) listener(new Error(message));
+  }
+  async goto(url) {
+    await this.command('POST', '/url', { url });
+    await this.command('POST', '/execute/sync', { script: COLLECT_ERRORS, args: [] });
+  }
+  async reload() {
+    await this.drainErrors();
+    await this.command('POST', '/refresh', {});
+    await this.command('POST', '/execute/sync', { script: COLLECT_ERRORS, args: [] });
+  }
+  url() {
+    return this.command('GET', '/url');
+  }
+  close() {
+    return this.command('DELETE', '/window');
+  }
+  on(event, listener) {
+    if (event !== 'pageerror') throw new Error(`WebKit runs have no '${event}' events (WebDriver has no events)`);
+    this.listeners.push(listener);
+    return this;
+  }
+  exposeFunction() {
+    throw new Error('WebKit runs have no exposeFunction()');
+  }
+}
+
+/**
+ * Starts MiniBrowser (a private profile: WebKit automation sessions are
+ * ephemeral) under its own Xvfb and WebKitWebDriver. Returns
+ * { context, newPage, kill, close } as launch() in harness.mjs does.
+ */
+export async function launchWebKit() {
+  const xvfb = await startXvfb();
+  const port = await freePort();
+  const driver = spawn('WebKitWebDriver', [`--port=${port}`], { stdio: 'ignore', env: { ...process.env, DISPLAY: xvfb.display }, detached: true });
+  // The driver leads a process group of its own, with MiniBrowser and its
+  // web processes: one signal ends them all. A test that fails before its
+  // close() leaves them to this process's exit, which they must not outlive
+  // or hold up.
+  driver.unref();
+  const base = `http://127.0.0.1:${port}`;
+  const stop = () => {
+    try {
+      process.kill(-driver.pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+    xvfb.process.kill('SIGKILL');
+    process.off('exit', stop);
+  };
+  process.on('exit', stop);
+  try {
+    await ready(base, driver);
+    const response = await fetch(`${base}/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        capabilities: {
+          alwaysMatch: {
+            'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation', FEATURES] },
+            // Playwright has no time limit on evaluate(); a test's own timeout applies instead.
+            timeouts: { script: null },
+          },
+        },
+      }),
+    });
+    const { value } = await response.json();
+    if (!response.ok) throw new Error(`WebKitWebDriver refused a session: ${value?.message}`);
+    const session = new Session(base, value.sessionId);
+    let first = await session.command(null, 'GET', '/window');
+    const newPage = async () => {
+      // The session's first window serves the first page; later pages open windows.
+      const handle = first ?? (await session.command(null, 'POST', '/window/new', { type: 'window' })).handle;
+      first = null;
+      return new WebKitPage(session, handle);
+    };
+    const close = async () => {
+      await session.raw('DELETE', '').catch(() => {});
+      stop();
+    };
+    return { context: { newPage, close }, newPage, kill: stop, close };
+  } catch (e) {
+    stop();
+    throw e;
+  }
+}
