@@ -64,10 +64,29 @@ async function ready(base, driver) {
 
 /** A session of WebKitWebDriver: `command(method, path, body)` → its value, or throws its error. */
 class Session {
-  constructor(base, id) {
+  constructor(base, id, first) {
     this.base = base;
     this.id = id;
     this.queue = Promise.resolve();
+    this.window = first;
+    // Windows that pages hold; and one no page holds yet (the session's
+    // first, or the one opened so that closing the last page's window does
+    // not end the session).
+    this.windows = new Set();
+    this.spare = first;
+  }
+  /** A window for a new page: the spare one, or a new one. */
+  async openWindow() {
+    const handle = this.spare ?? (await this.command(null, 'POST', '/window/new', { type: 'window' })).handle;
+    this.spare = null;
+    this.windows.add(handle);
+    return handle;
+  }
+  /** Closes window `handle`; a session with no window would end, so the last one is replaced by a spare first. */
+  async closeWindow(handle) {
+    if (!this.windows.delete(handle)) return;
+    if (this.windows.size === 0 && !this.spare) this.spare = (await this.command(null, 'POST', '/window/new', { type: 'window' })).handle;
+    await this.command(handle, 'DELETE', '/window');
     this.window = null;
   }
   async raw(method, path, body) {
@@ -163,7 +182,7 @@ export class WebKitPage {
     return this.command('GET', '/url');
   }
   close() {
-    return this.command('DELETE', '/window');
+    return this.session.closeWindow(this.handle);
   }
   on(event, listener) {
     if (event !== 'pageerror') throw new Error(`WebKit runs have no '${event}' events (WebDriver has no events)`);
@@ -217,14 +236,9 @@ export async function launchWebKit() {
     });
     const { value } = await response.json();
     if (!response.ok) throw new Error(`WebKitWebDriver refused a session: ${value?.message}`);
-    const session = new Session(base, value.sessionId);
-    let first = await session.command(null, 'GET', '/window');
-    const newPage = async () => {
-      // The session's first window serves the first page; later pages open windows.
-      const handle = first ?? (await session.command(null, 'POST', '/window/new', { type: 'window' })).handle;
-      first = null;
-      return new WebKitPage(session, handle);
-    };
+    const first = await new Session(base, value.sessionId, null).raw('GET', '/window');
+    const session = new Session(base, value.sessionId, first);
+    const newPage = async () => new WebKitPage(session, await session.openWindow());
     const close = async () => {
       await session.raw('DELETE', '').catch(() => {});
       stop();

@@ -1,7 +1,9 @@
 // The React app of tests/e2e/frameworks.test.mjs: `window.app` mounts lists
 // of one live query (in StrictMode), changes their SQL and parameters,
 // shows media, and unmounts. `renders` records what the first list showed,
-// render by render.
+// render by render. The provider gets the tab's `window.db` when the test
+// opened one (a memory database, which only this tab can reach), else the
+// database `open()` opens.
 import { StrictMode, createElement as h, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { open } from 'resq-wasm';
@@ -38,7 +40,7 @@ window.app = {
   liveUrls,
   mount(initial) {
     root = createRoot(document.querySelector('#app'));
-    root.render(h(StrictMode, null, h(DatabaseProvider, { database: open(initial.name) }, h(App, { initial }))));
+    root.render(h(StrictMode, null, h(DatabaseProvider, { database: window.db ?? open(initial.name) }, h(App, { initial }))));
   },
   set(next) {
     setInputs((inputs) => ({ ...inputs, ...next }));

@@ -1,6 +1,8 @@
 // The Vue app of tests/e2e/frameworks.test.mjs: `window.app` mounts lists
 // of one live query, changes their SQL and parameters, shows media, and
 // unmounts. `renders` records what the first list showed, render by render.
+// The app is given the tab's `window.db` when the test opened one (a memory
+// database, which only this tab can reach), else the database `open()` opens.
 import { createApp, defineComponent, h, shallowRef } from 'vue';
 import { open } from 'resq-wasm';
 import { provideDatabase, useBlobUrl, useQuery } from 'resq-wasm/vue';
@@ -33,7 +35,7 @@ const Media = defineComponent({
 
 const App = defineComponent({
   setup() {
-    provideDatabase(open(inputs.value.name));
+    provideDatabase(window.db ?? open(inputs.value.name));
     return () => h('div', null, [...Array.from({ length: inputs.value.copies }, (_, i) => h(List, { key: i, index: i })), inputs.value.media ? h(Media) : null]);
   },
 });
