@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName, openIn } from './util.mjs';
 
-// Every test here needs OPFS (see engines.mjs).
+// Every test here needs OPFS (see engines.mjs), unless it says otherwise.
 const test = opfsTests();
 
 let h;
@@ -108,12 +108,12 @@ test("a transaction begun with execute('BEGIN') that keeps another tab waiting i
   await Promise.all([a.close(), b.close()]);
 });
 
-test('a db call awaited inside transaction() (a same-page deadlock) ends with RESQ_TIMEOUT, then runs; the database works on', async (t) => {
+test('a db call awaited inside transaction() (a same-page deadlock) ends with RESQ_TIMEOUT, then runs; the database works on', { opfs: false }, async (t) => {
   const name = dbName(t);
   const got = await inPage(
     h.page,
-    async ({ open, outcome }, name) => {
-      const db = await open(name, { transactionTimeout: 400 });
+    async ({ open, outcome, scratch }, name) => {
+      const db = await open(name, { ...scratch, transactionTimeout: 400 });
       await db.execute('CREATE TABLE t(v TEXT)');
       let inner;
       let next;
@@ -187,12 +187,12 @@ test('200 open/close cycles in a following tab leave the leader holding none of 
   await Promise.all([a.close(), b.close()]);
 });
 
-test('executeBatch of 100 Files of 3 MB reads them in bounded parts, in one transaction, every byte in place', async (t) => {
+test('executeBatch of 100 Files of 3 MB reads them in bounded parts, in one transaction, every byte in place', { opfs: false }, async (t) => {
   const name = dbName(t);
   const got = await inPage(
     h.page,
-    async ({ open, probe }, name) => {
-      const db = await open(name);
+    async ({ open, probe, scratch }, name) => {
+      const db = await open(name, scratch);
       await db.execute('CREATE TABLE f(n INTEGER PRIMARY KEY, data BLOB)');
       // One 64 MB buffer; the Files are 3 MB windows of it (no 300 MB of copies in the page).
       const big = new Uint8Array(64 << 20);
