@@ -249,7 +249,7 @@ test('without OPFS, staging stops at its memory budget with RESQ_UNSUPPORTED, an
   assert.deepEqual(r.rows, [{ n: 10 }]);
 });
 
-test('in a Firefox private window, where OPFS is refused, open() of an OPFS name is RESQ_UNSUPPORTED and a memory database stages within its budget', { skip: ENGINE !== 'firefox' && 'Firefox private windows only (Chromium has no such refusal)' }, async (t) => {
+test('in a Firefox private window, where OPFS is refused, open() of an OPFS name is RESQ_UNSUPPORTED and a memory database stages within its budget', { skip: ENGINE !== 'firefox' && "Firefox private windows only (Chromium's incognito keeps OPFS; WebKitGTK has none in any window)" }, async (t) => {
   const hp = await start({ privateWindow: true });
   t.after(() => hp.close());
   const r = await inPage(hp.page, async ({ open, outcome }) => {
