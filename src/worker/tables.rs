@@ -4,7 +4,7 @@
 //! SQLite's authorizer says what a statement reads, but only while it is
 //! prepared, so the query is prepared afresh here (not taken from the
 //! statement cache) with the authorizer listening for `SQLITE_READ`. Its
-//! answer, checked in `tests/node.rs`:
+//! answer, checked in `tests/node/live.rs`:
 //!
 //! - a view is read as its base tables (the view's own name may come too,
 //!   and is dropped: a view has no rows of its own to change);
