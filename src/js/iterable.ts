@@ -1,8 +1,8 @@
 // `for await (const chunk of stream)` on the streams the package returns,
 // in every engine. The Streams spec makes a ReadableStream async-iterable,
-// and Chromium and Firefox do so; WebKit (Safari, WebKitGTK) does not yet,
-// where that loop throws a TypeError. There the stream gets the iterator
-// the spec describes, made of its reader.
+// and Chromium and Firefox do so; WebKit (WebKitGTK 2.50, tested here)
+// does not, and that loop throws a TypeError there. Where the engine has
+// none, the stream gets the iterator the spec describes, made of its reader.
 
 /**
  * Returns `stream`, async-iterable: as the spec's iterator, each step reads
