@@ -78,9 +78,10 @@ pub fn check_header(head: &[u8], size: u64) -> Result<Header> {
     Ok(Header { page_size, pages })
 }
 
-/// Bytes 16 to 23 of the header: the page size, the format versions, the
-/// reserved bytes per page and the payload fractions. Returns the page size.
-fn layout(head: &[u8]) -> Result<u64> {
+/// Bytes 16 to 23 of the header (in the clear in an encrypted file too):
+/// the page size, the format versions, the reserved bytes per page and the
+/// payload fractions. Returns the page size.
+pub fn layout(head: &[u8]) -> Result<u64> {
     let page_size = match u16::from_be_bytes([head[16], head[17]]) {
         1 => 65536,
         n if n >= 512 && n.is_power_of_two() => n as u64,

@@ -17,7 +17,7 @@
 use super::cipher;
 use super::conn::Conn;
 use super::handle::Statement;
-use crate::codec::backup::{check_header, looks_encrypted, looks_plain};
+use crate::codec::backup::{check_header, layout, looks_encrypted, looks_plain};
 use crate::codec::{Error, Result};
 use sqlite_wasm_rs as ffi;
 use std::ffi::CStr;
@@ -199,17 +199,8 @@ pub fn admit(head: &[u8], size: u64, into_encrypted: bool, key_given: bool) -> R
         (true, false) => Err(Error::BadKey("the imported file is encrypted, and this database is not: import it into a database opened with a key".into())),
         (false, true) if looks_plain(head) => Err(Error::BadKey("the imported file is not encrypted, and this database is: a plain file imports into a plain database".into())),
         (true, true) if !key_given => Err(Error::BadKey("the imported file is encrypted: pass its key".into())),
-        (true, true) => {
-            // The copy takes the file's page size (bytes 16 and 17 are in the clear).
-            let page = match u16::from_be_bytes([head[16], head[17]]) {
-                1 => 65536,
-                n => i64::from(n),
-            };
-            if page < cipher::MIN_PAGE {
-                return Err(Error::Unsupported(format!("the imported file has {page}-byte pages: an encrypted database needs pages of {} bytes or more here (see open)", cipher::MIN_PAGE)));
-            }
-            Ok(true)
-        }
+        // The copy takes the file's page size.
+        (true, true) => cipher::large_enough(layout(head)? as i64, "the imported file").map(|_| true),
         (false, _) => check_header(head, size).map(|_| false),
     }
 }

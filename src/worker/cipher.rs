@@ -286,7 +286,12 @@ fn large_pages(conn: &Conn, name: &str) -> Result<()> {
 /// Whether the database of `conn` has pages large enough to be encrypted
 /// ([`MIN_PAGE`]); `RESQ_UNSUPPORTED` saying how to make them so if not.
 pub fn encryptable(conn: &Conn, name: &str) -> Result<()> {
-    let size = conn.figure("PRAGMA main.page_size")?;
+    large_enough(conn.figure("PRAGMA main.page_size")?, name)
+}
+
+/// Whether pages of `size` bytes, of database `name`, may be encrypted
+/// ([`MIN_PAGE`]); `RESQ_UNSUPPORTED` saying how to make them so if not.
+pub fn large_enough(size: i64, name: &str) -> Result<()> {
     if size < MIN_PAGE {
         return Err(Error::Unsupported(format!(
             "{name} has {size}-byte pages: an encrypted database needs pages of {MIN_PAGE} bytes or more here (with smaller ones, SQLite3 Multiple Ciphers encrypts the journal's header, and a crash could leave the database damaged); make them larger first, unencrypted: PRAGMA page_size = {MIN_PAGE}; VACUUM"
