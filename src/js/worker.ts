@@ -9,9 +9,9 @@
 
 import init, { Sealer } from './wasm/resq_wasm.js';
 import { keyBytes, keyOf, keyProof, sameProof, unholdKey } from './keyproof.js';
-import { ENCRYPTED_WORKER_NAME, type Attach, type Expired, type Hello, type KeyProof, type KeyVerdict, type Requests, type WireError } from './protocol.js';
+import type { Attach, Expired, Hello, KeyProof, KeyVerdict, Requests, WireError } from './protocol.js';
 import { caller, type Caller } from './worker/callers.js';
-import { db, openEngine, refusal, type Engine } from './worker/engine.js';
+import { cipher, db, openEngine, refusal, type Engine } from './worker/engine.js';
 import { discardStage } from './worker/feed.js';
 import { rerunWatches, unwatchAll } from './worker/live.js';
 import { handle, isRequest, type Context } from './worker/ops.js';
@@ -40,10 +40,6 @@ const followers = new Set<Caller>();
 // The wasm loads from the start, while the page's `open` is on its way and
 // the worker takes its lock (benches/experiments/008-eager-wasm.md); `open`
 // reports a failure.
-// A worker for `open(name, { key })` is named so (link.ts), and loads the
-// wasm with ciphers; every other loads the plain one.
-const cipher = scope.name.startsWith(ENCRYPTED_WORKER_NAME);
-db.cipher = cipher;
 const ready = cipher ? init({ module_or_path: new URL('./wasm/resq_wasm_cipher_bg.wasm', import.meta.url) }) : init();
 ready.catch(() => {});
 

@@ -6,7 +6,7 @@
 // of this worker and its temp space live here too.
 
 import { Connection, sqlLimit, streamLimit, transactionEnd } from '../wasm/resq_wasm.js';
-import type { QueryResult, RunResult, Storage, WatchResult, WireError } from '../protocol.js';
+import { ENCRYPTED_WORKER_NAME, type QueryResult, type RunResult, type Storage, type WatchResult, type WireError } from '../protocol.js';
 import type { StageSpace } from './stage.js';
 
 /** `execute`'s answer: with `streams` when Blob parameters are to be written into their cells. */
@@ -85,9 +85,13 @@ export const db: {
   closedByPage: boolean;
   /** An encrypted database's key as following tabs prove it (keyproof.ts); null when plain. */
   key: Uint8Array | null;
-  /** This worker runs the wasm with ciphers. */
-  cipher: boolean;
-} = { conn: null, stages: null, closedByPage: false, key: null, cipher: false };
+} = { conn: null, stages: null, closedByPage: false, key: null };
+
+/**
+ * This worker runs the wasm with ciphers: a worker for `open(name, { key })`
+ * is named so (link.ts); every other loads the plain wasm.
+ */
+export const cipher = (globalThis as unknown as { name: string }).name.startsWith(ENCRYPTED_WORKER_NAME);
 
 /** The connection, or RESQ_CLOSED. */
 export function connection(): Engine {

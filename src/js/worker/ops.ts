@@ -5,7 +5,7 @@
 import { keyBytes, keyOf } from '../keyproof.js';
 import type { Op, Replies, Request, Requests, WireError } from '../protocol.js';
 import type { Caller } from './callers.js';
-import { connection, db, endsTransaction, limits, refusal, type Engine } from './engine.js';
+import { cipher, connection, db, endsTransaction, limits, refusal, type Engine } from './engine.js';
 import { batchRuns, discardStage, inlineSmall, ownStage, resolveStaged, writeStreams, writeTaken } from './feed.js';
 import { unwatch, watch } from './live.js';
 import { recorded, recording } from './record.js';
@@ -218,7 +218,7 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     if (req.key === null && !db.key) return null;
     const key = req.key === null ? null : keyBytes(req.key);
     if (req.key !== null && !key) throw refusal('RESQ_BAD_PARAM', 'rekey() takes a passphrase (a non-empty string, valid Unicode), 32 raw bytes (a Uint8Array), or null to decrypt');
-    if (key && !db.key && !db.cipher) {
+    if (key && !db.key && !cipher) {
       // The tab that leads starts the next worker, and keeps the lead meanwhile.
       if (!from.page) throw refusal('RESQ_UNSUPPORTED', 'rekey(key) of a plain database runs in the tab that leads it (whose worker holds the file): call it there, or close the other tabs first');
       return moveToCiphers(c, from, cx);
