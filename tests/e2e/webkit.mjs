@@ -64,16 +64,17 @@ async function ready(base, driver) {
 
 /** A session of WebKitWebDriver: `command(method, path, body)` → its value, or throws its error. */
 class Session {
-  constructor(base, id, first) {
+  constructor(base, id) {
     this.base = base;
     this.id = id;
     this.queue = Promise.resolve();
-    this.window = first;
+    /** The current window, as far as this side knows (null: switch first). */
+    this.window = null;
     // Windows that pages hold; and one no page holds yet (the session's
     // first, or the one opened so that closing the last page's window does
     // not end the session).
     this.windows = new Set();
-    this.spare = first;
+    this.spare = null;
   }
   /** A window for a new page: the spare one, or a new one. */
   async openWindow() {
@@ -236,8 +237,8 @@ export async function launchWebKit() {
     });
     const { value } = await response.json();
     if (!response.ok) throw new Error(`WebKitWebDriver refused a session: ${value?.message}`);
-    const first = await new Session(base, value.sessionId, null).raw('GET', '/window');
-    const session = new Session(base, value.sessionId, first);
+    const session = new Session(base, value.sessionId);
+    session.spare = await session.raw('GET', '/window');
     const newPage = async () => new WebKitPage(session, await session.openWindow());
     const close = async () => {
       await session.raw('DELETE', '').catch(() => {});
