@@ -81,7 +81,7 @@ export function useQuery(sql: string, params?: Params, options: { bytes?: boolea
   const bytes = options.bytes === true;
   const key = queryKey(sql, params, bytes);
   // The store for this query; `key` stands for sql, params and bytes.
-  const store = useMemo(() => (database ? storeFor(database, sql, params, bytes) : idle), [database, key]);
+  const store = useMemo(() => (database ? storeFor(database, sql, params, bytes, key) : idle), [database, key]);
   const state = useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
   return error === undefined ? state : { rows: undefined, error: error as QueryState<unknown>['error'], loading: false };
 }

@@ -70,9 +70,8 @@ export function queryStore(db: Database, sql: string, params?: Params, options: 
   return storeFor(db, sql, params, options.bytes === true);
 }
 
-/** {@link queryStore}, with the form as a flag (for the bindings). */
-export function storeFor(db: Database, sql: string, params: Params | undefined, bytes: boolean): QueryStore<unknown> {
-  const key = queryKey(sql, params, bytes);
+/** {@link queryStore}, with the form as a flag, and the query's key if the caller has it already (the bindings do). */
+export function storeFor(db: Database, sql: string, params: Params | undefined, bytes: boolean, key = queryKey(sql, params, bytes)): QueryStore<unknown> {
   let byQuery = stores.get(db);
   if (!byQuery) stores.set(db, (byQuery = new Map()));
   let store = byQuery.get(key);

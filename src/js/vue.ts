@@ -69,14 +69,14 @@ export function useQuery(sql: MaybeRefOrGetter<string>, params?: MaybeRefOrGette
   watch(
     // The key stands for the query: a new array of the same parameters is the same query.
     [database, () => queryKey(toValue(sql), toValue(params), bytes), failed],
-    ([db, , failure]) => {
+    ([db, key, failure]) => {
       leave?.();
       leave = null;
       rows.value = undefined;
       error.value = failure;
       loading.value = failure === undefined;
       if (!db) return;
-      const store = storeFor(db, toValue(sql), toValue(params), bytes);
+      const store = storeFor(db, toValue(sql), toValue(params), bytes, key);
       const show = () => {
         const s = store.getSnapshot();
         rows.value = s.rows;
