@@ -45,14 +45,22 @@ try {
   const rows = await page.evaluate(async (engines) => (await import('./big-file.js')).run({ engines }), engines, { timeout: 0 });
   const fmt = (x) => x.toFixed(x < 10 ? 2 : 0);
   console.log(`\n### a ${SIZE.toLocaleString('en')}-byte File\n`);
-  console.log('| workload | engine | pass | ms | MB/s | floor ms | floor MB/s | engine ÷ floor throughput | wasm memory MB | bytes exact |\n|---|---|---|---:|---:|---:|---:|---:|---:|---|');
-  for (const r of rows) console.log(`| ${r.workload} | ${r.engine} | ${r.pass} | ${fmt(r.median)} | ${fmt(r.mbps)} | ${fmt(r.floorMs)} | ${fmt(r.floorMbps)} | ${r.ratio.toFixed(2)} | ${r.wasmMemory === null ? '' : (r.wasmMemory / 2 ** 20).toFixed(1)} | ${r.exact} |`);
+  console.log(
+    '| workload | engine | pass | ms | MB/s | floor ms | floor MB/s | engine ÷ floor throughput | wasm memory MB | bytes exact |\n|---|---|---|---:|---:|---:|---:|---:|---:|---|',
+  );
+  for (const r of rows)
+    console.log(
+      `| ${r.workload} | ${r.engine} | ${r.pass} | ${fmt(r.median)} | ${fmt(r.mbps)} | ${fmt(r.floorMs)} | ${fmt(r.floorMbps)} | ${r.ratio.toFixed(2)} | ${r.wasmMemory === null ? '' : (r.wasmMemory / 2 ** 20).toFixed(1)} | ${r.exact} |`,
+    );
   console.log(`\none byte more: ${rows[0].refused}; rows after: ${rows[0].rowsAfter}`);
   const out = resolve(root, 'benches/results');
   mkdirSync(out, { recursive: true });
   const file = resolve(out, `${new Date().toISOString().slice(0, 19).replace(/:/g, '-')}-big-file.json`);
   const ua = await page.evaluate(() => navigator.userAgent);
-  writeFileSync(file, JSON.stringify({ name: 'big-file', date: new Date().toISOString(), userAgent: ua, size: SIZE, engines, rows }, null, 1));
+  writeFileSync(
+    file,
+    JSON.stringify({ name: 'big-file', date: new Date().toISOString(), userAgent: ua, size: SIZE, engines, rows }, null, 1),
+  );
   console.log(`\nraw figures: ${file}`);
 } finally {
   await browser.close();

@@ -50,7 +50,11 @@ const server = await serve(resolve(root, 'www'), 0, {
 });
 // A real on-disk profile: OPFS on disk, as for a person.
 const profile = mkdtempSync(resolve(tmpdir(), 'resq-bench-'));
-const browser = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 } });
+const browser = await chromium.launchPersistentContext(profile, {
+  executablePath: '/usr/bin/chromium',
+  args: CHROMIUM_ARGS,
+  viewport: { width: 1280, height: 800 },
+});
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const fmt = (x) => (x < 1 ? x.toFixed(3) : x < 100 ? x.toFixed(2) : x.toFixed(0));
 
@@ -82,7 +86,8 @@ function openAndSeek(page, name) {
     const { busy } = await import('/bench/measure.js');
     const t = {};
     const tasks = longTasks();
-    const at = (event) => new Promise((resolve) => document.addEventListener(event, () => resolve(performance.now()), { capture: true, once: true }));
+    const at = (event) =>
+      new Promise((resolve) => document.addEventListener(event, () => resolve(performance.now()), { capture: true, once: true }));
     const card = [...document.querySelectorAll('#grid .card .open')].find((b) => b.title === name);
     t.busyOpen = await busy(async () => {
       const frame = at('loadeddata');
@@ -137,7 +142,8 @@ try {
       const dt = new DataTransfer();
       dt.items.add(globalThis.bigVideo);
       document.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
-      while (![...document.querySelectorAll('#grid .card .name')].some((e) => e.textContent === 'big-video.webm')) await new Promise((r) => setTimeout(r, 20));
+      while (![...document.querySelectorAll('#grid .card .name')].some((e) => e.textContent === 'big-video.webm'))
+        await new Promise((r) => setTimeout(r, 20));
       out.ms = performance.now() - t0;
     });
     out.longestTask = tasks.longest();
@@ -153,7 +159,10 @@ try {
 
   // The page size: the same video into a fresh database at 4 KB and at 64 KB pages.
   const pageSizes = [];
-  for (const [i, order] of [[4096, 65536], [65536, 4096]].entries()) {
+  for (const [i, order] of [
+    [4096, 65536],
+    [65536, 4096],
+  ].entries()) {
     const rows = await page.evaluate(async (order) => {
       const { open } = await import('resq-wasm');
       const MB = 2 ** 20;
@@ -184,7 +193,10 @@ try {
   }
   await page.evaluate(() => delete globalThis.bigVideo);
 
-  const passes = [['route', 'file'], ['file', 'route']];
+  const passes = [
+    ['route', 'file'],
+    ['file', 'route'],
+  ];
   const results = [];
   for (const [i, order] of passes.entries()) {
     const rows = [];
@@ -203,27 +215,48 @@ try {
         ['longestSeek', 'seek: longest main-thread task'],
       ]) {
         const xs = runs.map((r) => r[key]);
-        rows.push({ workload: label, config: way === 'route' ? 'service worker (media/<id>?v=…, blobStream)' : 'blobFile', median: median(xs), p95: Math.max(...xs), n: xs.length, samples: xs });
+        rows.push({
+          workload: label,
+          config: way === 'route' ? 'service worker (media/<id>?v=…, blobStream)' : 'blobFile',
+          median: median(xs),
+          p95: Math.max(...xs),
+          n: xs.length,
+          samples: xs,
+        });
       }
-      rows.push({ workload: 'seeked to (s) of duration (s)', config: way, median: median(runs.map((r) => r.at)), duration: runs[0].duration, n: runs.length });
+      rows.push({
+        workload: 'seeked to (s) of duration (s)',
+        config: way,
+        median: median(runs.map((r) => r.at)),
+        duration: runs[0].duration,
+        n: runs.length,
+      });
     }
     results.push({ pass: i + 1, args: { order }, rows });
   }
 
-  console.log(`\n### demo: a ${file.bytes.toLocaleString('en-US')}-byte WebM (${fmt(results[0].rows.find((r) => r.duration).duration)} s)\n`);
-  console.log(`store through the app (drop to card): ${fmt(store.ms)} ms, main-thread busy ${fmt(store.busy)} ms, longest task ${fmt(store.longestTask)} ms\n`);
+  console.log(
+    `\n### demo: a ${file.bytes.toLocaleString('en-US')}-byte WebM (${fmt(results[0].rows.find((r) => r.duration).duration)} s)\n`,
+  );
+  console.log(
+    `store through the app (drop to card): ${fmt(store.ms)} ms, main-thread busy ${fmt(store.busy)} ms, longest task ${fmt(store.longestTask)} ms\n`,
+  );
   for (const { pass, args, rows } of results) {
     console.log(`pass ${pass} ${JSON.stringify(args)}\n\n| workload | way | median ms | max ms | n |\n|---|---|---:|---:|---:|`);
     for (const r of rows) if (!r.duration) console.log(`| ${r.workload} | ${r.config} | ${fmt(r.median)} | ${fmt(r.p95)} | ${r.n} |`);
     console.log('');
   }
   console.log('page size | store the video, ms | 1 MB at 256 MB after open, ms (3 reads: low, median, high)\n---|---:|---');
-  for (const { pass, rows } of pageSizes) for (const r of rows) console.log(`${r.pageSize} (pass ${pass}) | ${fmt(r.store)} | ${r.far.map(fmt).join(', ')}`);
+  for (const { pass, rows } of pageSizes)
+    for (const r of rows) console.log(`${r.pageSize} (pass ${pass}) | ${fmt(r.store)} | ${r.far.map(fmt).join(', ')}`);
   const out = resolve(root, 'benches/results');
   mkdirSync(out, { recursive: true });
   const path = resolve(out, `${new Date().toISOString().slice(0, 19).replace(/:/g, '-')}-demo.json`);
   const userAgent = await page.evaluate(() => navigator.userAgent);
-  writeFileSync(path, JSON.stringify({ name: 'demo', date: new Date().toISOString(), userAgent, video: file, store, results, pageSizes }, null, 1));
+  writeFileSync(
+    path,
+    JSON.stringify({ name: 'demo', date: new Date().toISOString(), userAgent, video: file, store, results, pageSizes }, null, 1),
+  );
   console.log(`raw figures: ${path}`);
 } finally {
   await browser.close();

@@ -32,7 +32,9 @@ async function tab() {
   await page.evaluate(async (name) => {
     const lib = await import('resq-wasm');
     globalThis.db = await lib.open(name);
-    await db.execute('CREATE TABLE IF NOT EXISTS w(id INTEGER PRIMARY KEY, data BLOB); CREATE TABLE IF NOT EXISTS r(id INTEGER PRIMARY KEY, i INTEGER, f REAL, s TEXT, b BLOB, n NULL)');
+    await db.execute(
+      'CREATE TABLE IF NOT EXISTS w(id INTEGER PRIMARY KEY, data BLOB); CREATE TABLE IF NOT EXISTS r(id INTEGER PRIMARY KEY, i INTEGER, f REAL, s TEXT, b BLOB, n NULL)',
+    );
     const fill = (n) => {
       const v = new Uint8Array(n);
       crypto.getRandomValues(v.subarray(0, Math.min(n, 65536)));
@@ -93,20 +95,26 @@ try {
         results.push({ pass, row, tab: 'follower', record, slot: k, ...r });
       }
     }
-    for (const row of rows.slice(0, 2)) results.push({ pass, row, tab: 'leader', record: false, ...(await leader.evaluate((row) => timed(row), row)) });
+    for (const row of rows.slice(0, 2))
+      results.push({ pass, row, tab: 'leader', record: false, ...(await leader.evaluate((row) => timed(row), row)) });
     for (const row of ['page: keep a copy of 4 KB (structuredClone)', 'page: keep a copy of 1 MB (structuredClone)']) {
       results.push({ pass, row, tab: 'follower', ...(await follower.evaluate((row) => timed(row), row)) });
     }
   }
   await follower.evaluate(() => probe('recordCalls', true));
   const median = (xs) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1];
-  console.log('\n| row | pass | follower, recorded (ms) | follower, not recorded (ms) | ratio | leader (ms) |\n|---|---:|---:|---:|---:|---:|');
+  console.log(
+    '\n| row | pass | follower, recorded (ms) | follower, not recorded (ms) | ratio | leader (ms) |\n|---|---:|---:|---:|---:|---:|',
+  );
   for (const row of rows) {
     for (const pass of [1, 2]) {
-      const of = (record) => results.filter((r) => r.row === row && r.pass === pass && r.tab === 'follower' && r.record === record).map((r) => r.median);
+      const of = (record) =>
+        results.filter((r) => r.row === row && r.pass === pass && r.tab === 'follower' && r.record === record).map((r) => r.median);
       const [on, off] = [of(true), of(false)];
       const lead = results.find((r) => r.row === row && r.pass === pass && r.tab === 'leader');
-      console.log(`| ${row} | ${pass} | ${on.map(fmt).join(' / ')} | ${off.map(fmt).join(' / ')} | ${(median(on) / median(off)).toFixed(3)} | ${lead ? fmt(lead.median) : ''} |`);
+      console.log(
+        `| ${row} | ${pass} | ${on.map(fmt).join(' / ')} | ${off.map(fmt).join(' / ')} | ${(median(on) / median(off)).toFixed(3)} | ${lead ? fmt(lead.median) : ''} |`,
+      );
     }
   }
   for (const r of results.filter((r) => r.row.startsWith('page:'))) console.log(`| ${r.row} | ${r.pass} | ${fmt(r.median)} | | | |`);

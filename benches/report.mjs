@@ -7,7 +7,15 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 
 const dir = resolve(import.meta.dirname, 'results');
-const file = process.argv[2] ?? resolve(dir, readdirSync(dir).filter((f) => f.endsWith('-compare.json')).sort().pop());
+const file =
+  process.argv[2] ??
+  resolve(
+    dir,
+    readdirSync(dir)
+      .filter((f) => f.endsWith('-compare.json'))
+      .sort()
+      .pop(),
+  );
 const run = JSON.parse(readFileSync(file, 'utf8'));
 // One row per (workload, row, engine), with `passes`: that row from each
 // pass (the passes run the engines in opposite orders) and `median`: their
@@ -32,7 +40,13 @@ const FLOOR = {
   W3: 'floor: postMessage clone of the row objects',
   W6: 'floor: bare worker',
 };
-const COLORS = { 'resq-wasm': '#2f6fed', 'resq-wasm queryBytes': '#7aa5f5', 'sqlite-wasm': '#e07b39', 'wa-sqlite': '#3a9e6e', 'sql.js': '#9b59b6' };
+const COLORS = {
+  'resq-wasm': '#2f6fed',
+  'resq-wasm queryBytes': '#7aa5f5',
+  'sqlite-wasm': '#e07b39',
+  'wa-sqlite': '#3a9e6e',
+  'sql.js': '#9b59b6',
+};
 const GROUPS = [
   ['W1', 'W1 · single-row BLOB INSERT (OPFS; sql.js in memory)'],
   ['W2', 'W2 · SELECT one BLOB by primary key into a Uint8Array'],
@@ -79,10 +93,18 @@ for (const [w, title] of GROUPS) {
     // resq-wasm ÷ the best of `others`, pass by pass, as a range.
     const ratio = (others) => {
       const resq = at('resq-wasm');
-      const per = run.results.map((_, i) => {
-        const best = Math.min(...others.map(at).filter(Boolean).map((r) => r.passes[i]?.median ?? Infinity));
-        return resq?.passes[i] && Number.isFinite(best) ? resq.passes[i].median / best : undefined;
-      }).filter((x) => x !== undefined).sort((a, b) => a - b);
+      const per = run.results
+        .map((_, i) => {
+          const best = Math.min(
+            ...others
+              .map(at)
+              .filter(Boolean)
+              .map((r) => r.passes[i]?.median ?? Infinity),
+          );
+          return resq?.passes[i] && Number.isFinite(best) ? resq.passes[i].median / best : undefined;
+        })
+        .filter((x) => x !== undefined)
+        .sort((a, b) => a - b);
       if (!per.length) return '—';
       const [lo, hi] = [per[0].toFixed(2), per[per.length - 1].toFixed(2)];
       return lo === hi ? lo : `${lo}–${hi}`;
@@ -112,7 +134,13 @@ function chart(title, group, labels, engines) {
   const values = group.map((r) => r.median).filter((v) => v > 0);
   const lo = Math.pow(10, Math.floor(Math.log10(Math.min(...values)) - 0.3));
   const hi = Math.pow(10, Math.ceil(Math.log10(Math.max(...values))));
-  const W = 860, left = 190, right = 70, barH = 14, gap = 3, groupGap = 16, top = 72;
+  const W = 860,
+    left = 190,
+    right = 70,
+    barH = 14,
+    gap = 3,
+    groupGap = 16,
+    top = 72;
   const x = (v) => left + ((Math.log10(v) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * (W - left - right);
   const out = [];
   let y = top;
@@ -123,25 +151,36 @@ function chart(title, group, labels, engines) {
     inRow.forEach((e, i) => {
       const r = group.find((g) => g.row === label && g.engine === e);
       const by = y + i * (barH + gap);
-      out.push(`<rect x="${left}" y="${by}" width="${Math.max(1, x(r.median) - left).toFixed(1)}" height="${barH}" fill="${COLORS[e] ?? '#888'}"><title>${esc(e)}: ${fmt(r.median)} ms</title></rect>`);
+      out.push(
+        `<rect x="${left}" y="${by}" width="${Math.max(1, x(r.median) - left).toFixed(1)}" height="${barH}" fill="${COLORS[e] ?? '#888'}"><title>${esc(e)}: ${fmt(r.median)} ms</title></rect>`,
+      );
       out.push(`<text x="${(x(r.median) + 4).toFixed(1)}" y="${by + barH - 3}" font-size="11">${fmt(r.median)}</text>`);
     });
     for (const f of floorsOf(label)) {
       const fx = x(f.median).toFixed(1);
-      out.push(`<line x1="${fx}" x2="${fx}" y1="${y - 3}" y2="${y + h}" ${floorStyle(f.engine)}><title>${esc(f.engine)}: ${fmt(f.median)} ms</title></line>`);
+      out.push(
+        `<line x1="${fx}" x2="${fx}" y1="${y - 3}" y2="${y + h}" ${floorStyle(f.engine)}><title>${esc(f.engine)}: ${fmt(f.median)} ms</title></line>`,
+      );
     }
     y += h + groupGap;
   }
   const axis = [];
   for (let v = lo; v <= hi; v *= 10) {
     axis.push(`<line x1="${x(v)}" x2="${x(v)}" y1="${top - 8}" y2="${y - groupGap}" stroke="#ddd"/>`);
-    axis.push(`<text x="${x(v)}" y="${top - 12}" text-anchor="middle" font-size="11" fill="#555">${v >= 1 ? v : v.toFixed(-Math.log10(v))} ms</text>`);
+    axis.push(
+      `<text x="${x(v)}" y="${top - 12}" text-anchor="middle" font-size="11" fill="#555">${v >= 1 ? v : v.toFixed(-Math.log10(v))} ms</text>`,
+    );
   }
-  const legend = bars.map((e, i) => `<rect x="${left + i * 150}" y="${y + 4}" width="12" height="12" fill="${COLORS[e] ?? '#888'}"/><text x="${left + i * 150 + 16}" y="${y + 14}" font-size="12">${esc(e)}</text>`);
+  const legend = bars.map(
+    (e, i) =>
+      `<rect x="${left + i * 150}" y="${y + 4}" width="12" height="12" fill="${COLORS[e] ?? '#888'}"/><text x="${left + i * 150 + 16}" y="${y + 14}" font-size="12">${esc(e)}</text>`,
+  );
   const floorNames = [...new Set(group.filter((r) => r.engine.startsWith('floor')).map((r) => r.engine))];
   floorNames.forEach((f, i) => {
     const fx = left + i * 300;
-    legend.push(`<line x1="${fx}" x2="${fx}" y1="${y + 24}" y2="${y + 40}" ${floorStyle(f)}/><text x="${fx + 6}" y="${y + 36}" font-size="12">${esc(f)}</text>`);
+    legend.push(
+      `<line x1="${fx}" x2="${fx}" y1="${y + 24}" y2="${y + 40}" ${floorStyle(f)}/><text x="${fx + 6}" y="${y + 36}" font-size="12">${esc(f)}</text>`,
+    );
   });
   const H = y + 50;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, sans-serif" font-size="12">
@@ -157,7 +196,9 @@ ${legend.join('\n')}
 
 /** Floors as ticks: the storage floor dashed black, the messaging floor dotted grey. */
 function floorStyle(name) {
-  return /OPFS|bare/.test(name) ? 'stroke="#222" stroke-width="1.5" stroke-dasharray="4 2"' : 'stroke="#888" stroke-width="1.5" stroke-dasharray="1 2"';
+  return /OPFS|bare/.test(name)
+    ? 'stroke="#222" stroke-width="1.5" stroke-dasharray="4 2"'
+    : 'stroke="#888" stroke-width="1.5" stroke-dasharray="1 2"';
 }
 
 function esc(s) {

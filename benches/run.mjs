@@ -49,8 +49,16 @@ try {
     console.log('| workload | config | median ms | p95 ms | main-thread busy ms | n |\n|---|---|---:|---:|---:|---:|');
     for (const r of rows) {
       const workload = r.row ? `${r.workload} ${r.row}` : r.workload;
-      const extra = r.raw ? ` raw ${r.raw} B, gzip ${r.gzip} B` : r.written !== undefined ? ` (OPFS bytes written ${r.written})` : r.mbps !== undefined ? ` (${r.mbps.toFixed(0)} MB/s)` : '';
-      console.log(`| ${workload}${extra} | ${r.config ?? r.engine ?? ''} | ${fmt(r.median)} | ${fmt(r.p95)} | ${fmt(r.busy)} | ${r.n ?? ''} |`);
+      const extra = r.raw
+        ? ` raw ${r.raw} B, gzip ${r.gzip} B`
+        : r.written !== undefined
+          ? ` (OPFS bytes written ${r.written})`
+          : r.mbps !== undefined
+            ? ` (${r.mbps.toFixed(0)} MB/s)`
+            : '';
+      console.log(
+        `| ${workload}${extra} | ${r.config ?? r.engine ?? ''} | ${fmt(r.median)} | ${fmt(r.p95)} | ${fmt(r.busy)} | ${r.n ?? ''} |`,
+      );
     }
   }
   const out = resolve(root, 'benches/results');

@@ -64,8 +64,16 @@ function roundTrips(page, role) {
       const value = new Uint8Array(mb << 20);
       for (let at = 0; at < value.length; at += bytes.length) value.set(bytes, at);
       const n = mb === 1 ? 30 : 10;
-      rows.push({ workload: `W1 INSERT ${mb} MB`, role, ...(await timed((i) => db.execute('INSERT OR REPLACE INTO t(id, data) VALUES (?, ?)', [100 + (i % 4), value]), n)) });
-      rows.push({ workload: `W2 SELECT ${mb} MB`, role, ...(await timed((i) => db.query('SELECT data FROM t WHERE id = ?', [100 + (i % 4)]), n)) });
+      rows.push({
+        workload: `W1 INSERT ${mb} MB`,
+        role,
+        ...(await timed((i) => db.execute('INSERT OR REPLACE INTO t(id, data) VALUES (?, ?)', [100 + (i % 4), value]), n)),
+      });
+      rows.push({
+        workload: `W2 SELECT ${mb} MB`,
+        role,
+        ...(await timed((i) => db.query('SELECT data FROM t WHERE id = ?', [100 + (i % 4)]), n)),
+      });
     }
     return rows;
   }, role);
@@ -112,7 +120,8 @@ async function floors(home, away, role) {
           const port = globalThis[target];
           const ask = (mb) => new Promise((r) => ((port.onmessage = (e) => r(e.data)), port.postMessage(mb)));
           const out = [];
-          for (const mb of [1, 8]) out.push({ workload: `${label}, ${mb} MB moved`, role, ...(await timed(() => ask(mb), mb === 1 ? 30 : 10)) });
+          for (const mb of [1, 8])
+            out.push({ workload: `${label}, ${mb} MB moved`, role, ...(await timed(() => ask(mb), mb === 1 ? 30 : 10)) });
           return out;
         },
         [label, target, role],
@@ -142,7 +151,12 @@ async function invalidation(writer, watcher, n) {
     await new Promise((r) => setTimeout(r, 200));
     sub();
     const ms = [...lat].sort((a, b) => a - b);
-    return { workload: 'invalidation: write start → watch callback in the other tab', median: ms[ms.length >> 1], p99: ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))], n: ms.length };
+    return {
+      workload: 'invalidation: write start → watch callback in the other tab',
+      median: ms[ms.length >> 1],
+      p99: ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))],
+      n: ms.length,
+    };
   });
 }
 
@@ -179,7 +193,13 @@ async function failovers(times) {
     await follower.close();
   }
   const sorted = [...gaps].sort((a, b) => a - b);
-  return { workload: 'failover: leader tab closed → first write that succeeds in the follower', median: sorted[sorted.length >> 1], worst: sorted.at(-1), n: times, rejectedInFlight: died };
+  return {
+    workload: 'failover: leader tab closed → first write that succeeds in the follower',
+    median: sorted[sorted.length >> 1],
+    worst: sorted.at(-1),
+    n: times,
+    rejectedInFlight: died,
+  };
 }
 
 const fmt = (x) => (x === undefined ? '' : x < 1 ? x.toFixed(3) : x < 100 ? x.toFixed(2) : x.toFixed(0));
@@ -202,11 +222,16 @@ try {
     await Promise.all([leader.close(), follower.close()]);
     console.log(`\n### tabs, pass ${pass} (measured in order: ${order.join(', ')})\n`);
     console.log('| workload | tab | median ms | p95 / p99 ms | n |\n|---|---|---:|---:|---:|');
-    for (const r of rows) console.log(`| ${r.workload} | ${r.role} | ${fmt(r.median)} | ${fmt(r.p95 ?? r.p99)}${r.p99 !== undefined ? ' (p99)' : ''} | ${r.n} |`);
+    for (const r of rows)
+      console.log(
+        `| ${r.workload} | ${r.role} | ${fmt(r.median)} | ${fmt(r.p95 ?? r.p99)}${r.p99 !== undefined ? ' (p99)' : ''} | ${r.n} |`,
+      );
   }
   const f = await failovers(20);
   results.push({ failover: f });
-  console.log(`\n### failover\n\n| workload | median ms | worst ms | n | in-flight calls rejected |\n|---|---:|---:|---:|---:|\n| ${f.workload} | ${fmt(f.median)} | ${fmt(f.worst)} | ${f.n} | ${f.rejectedInFlight} |`);
+  console.log(
+    `\n### failover\n\n| workload | median ms | worst ms | n | in-flight calls rejected |\n|---|---:|---:|---:|---:|\n| ${f.workload} | ${fmt(f.median)} | ${fmt(f.worst)} | ${f.n} | ${f.rejectedInFlight} |`,
+  );
   const out = resolve(root, 'benches/results');
   mkdirSync(out, { recursive: true });
   const file = resolve(out, `${new Date().toISOString().slice(0, 19).replace(/:/g, '-')}-tabs.json`);

@@ -45,7 +45,9 @@ export function serve(folder, port = 0, { isolated = false, overrides = {}, head
     if (path in overrides) {
       const body = Buffer.from(overrides[path]);
       const type = TYPES[extname(path)] ?? 'application/octet-stream';
-      return void res.writeHead(200, { 'content-type': type, 'content-length': body.length, 'cache-control': 'no-store', ...extra }).end(body);
+      return void res
+        .writeHead(200, { 'content-type': type, 'content-length': body.length, 'cache-control': 'no-store', ...extra })
+        .end(body);
     }
     const [prefix, root] = roots.find(([prefix]) => path.startsWith(prefix));
     let file = normalize(join(root, path.slice(prefix.length)));

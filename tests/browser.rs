@@ -44,7 +44,9 @@ fn exec(db: &mut Connection, sql: &str, p: JsValue) -> JsValue {
 
 /// `queryBytes` as a string.
 fn json(db: &mut Connection, sql: &str) -> String {
-    let out = db.query_bytes(sql, JsValue::UNDEFINED).unwrap_or_else(|e| panic!("queryBytes {sql:?} failed: {}", describe(&e)));
+    let out = db
+        .query_bytes(sql, JsValue::UNDEFINED)
+        .unwrap_or_else(|e| panic!("queryBytes {sql:?} failed: {}", describe(&e)));
     String::from_utf8(out.to_vec()).expect("queryBytes is UTF-8")
 }
 

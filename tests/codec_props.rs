@@ -28,7 +28,11 @@ fn config(cases: u32) -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(cases);
     // Counterexamples found are kept as table cases in the modules' own
     // tests, not as regression files.
-    ProptestConfig { cases, failure_persistence: Some(Box::new(FileFailurePersistence::Off)), ..ProptestConfig::default() }
+    ProptestConfig {
+        cases,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Off)),
+        ..ProptestConfig::default()
+    }
 }
 
 // ------------------------------------------------------ a strict JSON parser
@@ -291,19 +295,35 @@ enum Cell {
 /// Bytes that reach the tricky paths: every escape, invalid UTF-8, U+2028.
 fn tricky_bytes() -> impl Strategy<Value = Vec<u8>> {
     let pieces: Vec<&'static [u8]> = vec![
-        b"\"", b"\\", b"\n", b"\r", b"\t", b"\x08", b"\x0c", b"\x00", b"\x1f", b"\x7f", b"a", b"/", b"\xff", b"\xc3",
-        b"\xe2\x82", b"\xed\xa0\x80", b"\xf0\x9f\x98", b"\x80", "é".as_bytes(), "\u{2028}".as_bytes(), "😀".as_bytes(),
-        b"\xf4\x90\x80\x80", b"\xc0\xaf",
+        b"\"",
+        b"\\",
+        b"\n",
+        b"\r",
+        b"\t",
+        b"\x08",
+        b"\x0c",
+        b"\x00",
+        b"\x1f",
+        b"\x7f",
+        b"a",
+        b"/",
+        b"\xff",
+        b"\xc3",
+        b"\xe2\x82",
+        b"\xed\xa0\x80",
+        b"\xf0\x9f\x98",
+        b"\x80",
+        "é".as_bytes(),
+        "\u{2028}".as_bytes(),
+        "😀".as_bytes(),
+        b"\xf4\x90\x80\x80",
+        b"\xc0\xaf",
     ];
     prop::collection::vec(prop::sample::select(pieces), 0..24).prop_map(|v| v.concat())
 }
 
 fn bytes() -> impl Strategy<Value = Vec<u8>> {
-    prop_oneof![
-        prop::collection::vec(any::<u8>(), 0..48),
-        any::<String>().prop_map(String::into_bytes),
-        tricky_bytes(),
-    ]
+    prop_oneof![prop::collection::vec(any::<u8>(), 0..48), any::<String>().prop_map(String::into_bytes), tricky_bytes(),]
 }
 
 fn cell() -> impl Strategy<Value = Cell> {
@@ -421,7 +441,11 @@ enum Shape {
 }
 
 fn shape() -> impl Strategy<Value = Shape> {
-    prop_oneof![Just(Shape::None), (0usize..12).prop_map(Shape::Positional), prop::collection::vec(key(), 0..6).prop_map(Shape::Named)]
+    prop_oneof![
+        Just(Shape::None),
+        (0usize..12).prop_map(Shape::Positional),
+        prop::collection::vec(key(), 0..6).prop_map(Shape::Named)
+    ]
 }
 
 proptest! {
@@ -532,21 +556,46 @@ proptest! {
 /// next to the places the helpers slice.
 fn sql_text() -> impl Strategy<Value = String> {
     let pieces = vec![
-        "--", "/*", "*/", "\n", "\r", ";", " ", "\t", "\u{a0}", "\u{2028}", "\u{3000}", "ROLLBACK", "rollback", "RollBack", "BEGIN",
-        "COMMIT", "END", "SAVEPOINT", "PRAGMA", "TO", "to", "TRANSACTION", "_", "x", "1", "é", "ß", "İ", "\u{212a}", "😀", "\0", "'", "\"",
+        "--",
+        "/*",
+        "*/",
+        "\n",
+        "\r",
+        ";",
+        " ",
+        "\t",
+        "\u{a0}",
+        "\u{2028}",
+        "\u{3000}",
+        "ROLLBACK",
+        "rollback",
+        "RollBack",
+        "BEGIN",
+        "COMMIT",
+        "END",
+        "SAVEPOINT",
+        "PRAGMA",
+        "TO",
+        "to",
+        "TRANSACTION",
+        "_",
+        "x",
+        "1",
+        "é",
+        "ß",
+        "İ",
+        "\u{212a}",
+        "😀",
+        "\0",
+        "'",
+        "\"",
     ];
-    prop_oneof![
-        prop::collection::vec(prop::sample::select(pieces), 0..12).prop_map(|v| v.concat()),
-        any::<String>(),
-    ]
+    prop_oneof![prop::collection::vec(prop::sample::select(pieces), 0..12).prop_map(|v| v.concat()), any::<String>(),]
 }
 
 fn db_name() -> impl Strategy<Value = String> {
     let pieces = vec!["file:", "FiLe:", "file", ":memory:", ":", "é", "ф", "😀", "\0", "a", ".db", "?mode=memory", " "];
-    prop_oneof![
-        prop::collection::vec(prop::sample::select(pieces), 0..5).prop_map(|v| v.concat()),
-        any::<String>(),
-    ]
+    prop_oneof![prop::collection::vec(prop::sample::select(pieces), 0..5).prop_map(|v| v.concat()), any::<String>(),]
 }
 
 proptest! {

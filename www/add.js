@@ -9,15 +9,27 @@ import { describeError, formatBytes, progress, toast } from './ui.js';
 
 // Types browsers leave empty or generic for some common media files.
 const BY_EXTENSION = {
-  heic: 'image/heic', avif: 'image/avif', webp: 'image/webp', jxl: 'image/jxl',
-  m4a: 'audio/mp4', flac: 'audio/flac', opus: 'audio/ogg', oga: 'audio/ogg', wav: 'audio/wav', mp3: 'audio/mpeg',
-  mkv: 'video/x-matroska', mov: 'video/quicktime', m4v: 'video/mp4', webm: 'video/webm', mp4: 'video/mp4',
+  heic: 'image/heic',
+  avif: 'image/avif',
+  webp: 'image/webp',
+  jxl: 'image/jxl',
+  m4a: 'audio/mp4',
+  flac: 'audio/flac',
+  opus: 'audio/ogg',
+  oga: 'audio/ogg',
+  wav: 'audio/wav',
+  mp3: 'audio/mpeg',
+  mkv: 'video/x-matroska',
+  mov: 'video/quicktime',
+  m4v: 'video/mp4',
+  webm: 'video/webm',
+  mp4: 'video/mp4',
 };
 
 /** The MIME type of `file` and its kind ('image', 'audio', 'video'), or null when it is none of them. */
 export function typeOf(file) {
   const ext = file.name.split('.').pop().toLowerCase();
-  const type = file.type && file.type !== 'application/octet-stream' ? file.type : BY_EXTENSION[ext] ?? '';
+  const type = file.type && file.type !== 'application/octet-stream' ? file.type : (BY_EXTENSION[ext] ?? '');
   const kind = type.split('/')[0];
   return ['image', 'audio', 'video'].includes(kind) ? { type, kind } : null;
 }

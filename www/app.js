@@ -101,7 +101,8 @@ function createPanel(db, player) {
     $('#import').disabled = !canImport;
     $('#import-label').classList.toggle('disabled', !canImport);
     const missing = [!canExport && 'export()', !canImport && 'importDatabase()'].filter(Boolean);
-    if (missing.length) $('#backup-state').textContent = `Backup needs ${missing.join(' and ')}, which this build of resq-wasm does not have yet.`;
+    if (missing.length)
+      $('#backup-state').textContent = `Backup needs ${missing.join(' and ')}, which this build of resq-wasm does not have yet.`;
     $('#offline-state span').textContent = {
       checking: 'Getting ready to work offline…',
       ready: 'Ready: this app and your library open without a network.',
@@ -124,7 +125,10 @@ function createPanel(db, player) {
     // Not awaited: the save picker must open in the click's own turn. The
     // query still answers before the export's first chunk (calls keep their order).
     let total = 0;
-    facts(db).then((f) => (total = f.file), () => {});
+    facts(db).then(
+      (f) => (total = f.file),
+      () => {},
+    );
     try {
       const written = await exportLibrary(db, { fileName, onBytes: (n) => progress.bytes(n, total, formatBytes(n)) });
       if (written !== null) $('#backup-state').textContent = `Exported ${fileName} (${formatBytes(written)}).`;
@@ -138,7 +142,11 @@ function createPanel(db, player) {
   $('#import').addEventListener('change', async (e) => {
     const [file] = e.target.files;
     e.target.value = '';
-    if (!file || !(await confirmed(`Replace this library with the backup “${file.name}”? Items that are not in the backup will be gone.`, 'Replace'))) return;
+    if (
+      !file ||
+      !(await confirmed(`Replace this library with the backup “${file.name}”? Items that are not in the backup will be gone.`, 'Replace'))
+    )
+      return;
     progress.start(`Importing ${file.name}`);
     player.close();
     const onBytes = (n) => {
@@ -185,7 +193,11 @@ start().catch((err) => {
       { className: 'empty' },
       h('h2', {}, 'This browser cannot keep the library'),
       h('p', {}, describeError(err)),
-      h('p', { className: 'fine' }, 'It needs the origin private file system (OPFS) in a Web Worker: a current Chrome, Edge, Firefox or Safari, outside a private window.'),
+      h(
+        'p',
+        { className: 'fine' },
+        'It needs the origin private file system (OPFS) in a Web Worker: a current Chrome, Edge, Firefox or Safari, outside a private window.',
+      ),
     ),
   );
 });

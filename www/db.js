@@ -127,7 +127,13 @@ export function addItem(db, { name, type, kind, size, data, tags = '', width = n
 export function normalizeTags(list) {
   return [...new Set(list.map((t) => t.trim().toLowerCase()).filter(Boolean))];
 }
-export const splitTags = (tags) => (tags ? tags.split(',').map((t) => t.trim()).filter(Boolean) : []);
+export const splitTags = (tags) =>
+  tags
+    ? tags
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean)
+    : [];
 
 export function setTags(db, id, tags) {
   return db.execute('UPDATE items SET tags = ? WHERE id = ?', [normalizeTags(tags).join(', '), id]);
@@ -151,4 +157,3 @@ export async function facts(db) {
     (SELECT coalesce(sum(size), 0) FROM items) AS media`);
   return row;
 }
-

@@ -62,7 +62,11 @@ export function createGrid(db, { onOpen }) {
     if (row.thumb) {
       const img = h('img', { alt: '', decoding: 'async' });
       art.append(img);
-      art.load = () => thumbUrl(row).then((url) => (img.src = url), () => {});
+      art.load = () =>
+        thumbUrl(row).then(
+          (url) => (img.src = url),
+          () => {},
+        );
       observer.observe(art);
     } else {
       art.append(icon(row.kind));
@@ -88,10 +92,12 @@ export function createGrid(db, { onOpen }) {
     const by = Object.fromEntries(rows.map((r) => [r.kind, r.n]));
     const n = rows.reduce((sum, r) => sum + r.n, 0);
     const bytes = rows.reduce((sum, r) => sum + r.bytes, 0);
-    $('#summary').textContent = n ? `${n.toLocaleString()} item${n === 1 ? '' : 's'} · ${formatBytes(bytes)} · on this device` : 'Nothing stored yet';
+    $('#summary').textContent = n
+      ? `${n.toLocaleString()} item${n === 1 ? '' : 's'} · ${formatBytes(bytes)} · on this device`
+      : 'Nothing stored yet';
     for (const button of document.querySelectorAll('.filters button')) {
       const kind = button.dataset.kind;
-      button.querySelector('span').textContent = (kind ? by[kind] ?? 0 : n).toLocaleString();
+      button.querySelector('span').textContent = (kind ? (by[kind] ?? 0) : n).toLocaleString();
     }
   }
   db.watch(COUNTS, [], renderCounts);

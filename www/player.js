@@ -53,7 +53,9 @@ export function createPlayer(db, { order, thumbUrl }) {
   async function element(item, url) {
     if (item.kind === 'image') return h('img', { src: url, alt: item.name, decoding: 'async' });
     if (item.kind === 'video') return h('video', { src: url, controls: true, autoplay: true, playsInline: true });
-    const art = item.thumb ? h('img', { src: await thumbUrl(item), alt: '', className: 'art' }) : h('div', { className: 'art' }, icon('audio'));
+    const art = item.thumb
+      ? h('img', { src: await thumbUrl(item), alt: '', className: 'art' })
+      : h('div', { className: 'art' }, icon('audio'));
     return h('figure', { className: 'audio' }, art, h('audio', { src: url, controls: true, autoplay: true }));
   }
 
@@ -74,7 +76,12 @@ export function createPlayer(db, { order, thumbUrl }) {
     const tags = splitTags(item.tags);
     $('#tag-list').replaceChildren(
       ...tags.map((tag) =>
-        h('span', { className: 'tag' }, tag, h('button', { type: 'button', title: `Remove ${tag}`, onclick: () => saveTags(tags.filter((t) => t !== tag)) }, icon('close'))),
+        h(
+          'span',
+          { className: 'tag' },
+          tag,
+          h('button', { type: 'button', title: `Remove ${tag}`, onclick: () => saveTags(tags.filter((t) => t !== tag)) }, icon('close')),
+        ),
       ),
     );
   }
@@ -130,7 +137,7 @@ export function createPlayer(db, { order, thumbUrl }) {
       const { next, prev } = neighbours(order(), item.id);
       await deleteItem(db, item.id);
       toast(`Deleted ${item.name}`);
-      next ?? prev ? open(next ?? prev) : close();
+      (next ?? prev) ? open(next ?? prev) : close();
     } catch (err) {
       toast(describeError(err), { error: true });
     }

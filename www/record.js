@@ -23,7 +23,9 @@ export function createRecorder(db) {
     if (session) return;
     let stream;
     try {
-      stream = await navigator.mediaDevices.getUserMedia(kind === 'video' ? { video: { width: 1280, height: 720 }, audio: true } : { audio: true });
+      stream = await navigator.mediaDevices.getUserMedia(
+        kind === 'video' ? { video: { width: 1280, height: 720 }, audio: true } : { audio: true },
+      );
     } catch (err) {
       return toast(`No ${kind === 'video' ? 'camera' : 'microphone'} to record from: ${err.message}`, { error: true });
     }
@@ -79,9 +81,15 @@ export function createRecorder(db) {
       await addItem(
         db,
         {
-          name, type, kind: s.kind, size: s.staged.size, data: s.staged, duration,
+          name,
+          type,
+          kind: s.kind,
+          size: s.staged.size,
+          data: s.staged,
+          duration,
           tags: `recording, ${s.kind === 'video' ? 'camera' : 'voice'}`,
-          width: video?.videoWidth ?? null, height: video?.videoHeight ?? null,
+          width: video?.videoWidth ?? null,
+          height: video?.videoHeight ?? null,
         },
         thumb,
       );
@@ -135,7 +143,9 @@ function loudness(stream) {
     get levels() {
       // At most 64 bars for the card, each the loudest of its stretch.
       const n = Math.min(64, levels.length);
-      return Array.from({ length: n }, (_, i) => Math.max(...levels.slice(Math.floor((i * levels.length) / n), Math.floor(((i + 1) * levels.length) / n))));
+      return Array.from({ length: n }, (_, i) =>
+        Math.max(...levels.slice(Math.floor((i * levels.length) / n), Math.floor(((i + 1) * levels.length) / n))),
+      );
     },
     close() {
       clearInterval(timer);

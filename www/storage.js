@@ -39,7 +39,8 @@ $('#persist').addEventListener('click', async () => {
   try {
     const granted = await navigator.storage.persist();
     showPersisted(granted);
-    if (!granted) $('#persist-state').textContent += ' The browser said no for now (browsers grant it to sites you use often, or have installed).';
+    if (!granted)
+      $('#persist-state').textContent += ' The browser said no for now (browsers grant it to sites you use often, or have installed).';
   } catch (err) {
     $('#persist-state').textContent = describeError(err);
   }

@@ -31,7 +31,10 @@ function lookUp(db, path) {
       ? db.query('SELECT id, type, size FROM items WHERE id = ? AND added = ?', [id, added]).then(([row]) => row ?? null)
       : Promise.resolve(null);
     known.set(path, item);
-    item.then((found) => found || known.delete(path), () => known.delete(path));
+    item.then(
+      (found) => found || known.delete(path),
+      () => known.delete(path),
+    );
   }
   return known.get(path);
 }

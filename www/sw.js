@@ -26,7 +26,12 @@ self.addEventListener('message', (event) => {
   // Cache what the page lists, then answer once every write, these and those
   // of requests seen so far, is done: the page then knows it works offline.
   const done = Promise.all(event.data.cache.map((url) => keep(new Request(url)))).then(() => Promise.all(pending));
-  event.waitUntil(done.then(() => event.ports[0]?.postMessage({ cached: true }), (err) => event.ports[0]?.postMessage({ error: String(err) })));
+  event.waitUntil(
+    done.then(
+      () => event.ports[0]?.postMessage({ cached: true }),
+      (err) => event.ports[0]?.postMessage({ error: String(err) }),
+    ),
+  );
 });
 
 self.addEventListener('fetch', (event) => {

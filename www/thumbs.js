@@ -42,7 +42,12 @@ async function fromVideo(blob) {
     const duration = Number.isFinite(video.duration) ? video.duration : null;
     video.currentTime = Math.min(2, (duration ?? 0) / 10);
     await event(video, 'seeked');
-    return { thumb: await shrink(video, video.videoWidth, video.videoHeight), width: video.videoWidth, height: video.videoHeight, duration };
+    return {
+      thumb: await shrink(video, video.videoWidth, video.videoHeight),
+      width: video.videoWidth,
+      height: video.videoHeight,
+      duration,
+    };
   } finally {
     video.removeAttribute('src');
     video.load();

@@ -72,7 +72,18 @@ try {
     [variants, n],
   );
   await new Promise((r) => setTimeout(r, 300));
-  const steps = ['page: open() to new Worker', 'new Worker to worker module start', 'to open received', 'to lock held', 'to wasm ready', 'to connection open', 'to temp space claimed', 'to open() resolved', 'SELECT 1', 'total'];
+  const steps = [
+    'page: open() to new Worker',
+    'new Worker to worker module start',
+    'to open received',
+    'to lock held',
+    'to wasm ready',
+    'to connection open',
+    'to temp space claimed',
+    'to open() resolved',
+    'SELECT 1',
+    'total',
+  ];
   const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
   const rows = new Map(variants.map((v) => [v, { first: null, steps: steps.map(() => []) }]));
   for (const o of opens) {
@@ -87,7 +98,11 @@ try {
   }
   console.log(`| step (ms) | ${variants.map((v) => `${v}: first open | ${v}: median of ${n - 1}`).join(' | ')} |`);
   console.log(`|---|${variants.map(() => '---:|---:').join('|')}|`);
-  steps.forEach((s, j) => console.log(`| ${s} | ${variants.map((v) => `${rows.get(v).first[j].toFixed(1)} | ${median(rows.get(v).steps[j]).toFixed(1)}`).join(' | ')} |`));
+  steps.forEach((s, j) =>
+    console.log(
+      `| ${s} | ${variants.map((v) => `${rows.get(v).first[j].toFixed(1)} | ${median(rows.get(v).steps[j]).toFixed(1)}`).join(' | ')} |`,
+    ),
+  );
 } finally {
   await browser.close();
   server.close();

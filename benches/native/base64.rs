@@ -37,7 +37,12 @@ fn unrolled(input: &[u8], out: &mut [u8]) -> usize {
     match input.len() - i {
         1 => {
             let v = (input[i] as u32) << 16;
-            out[o..o + 4].copy_from_slice(&[TABLE[(v >> 18) as usize & 63], TABLE[(v >> 12) as usize & 63], b'=', b'=']);
+            out[o..o + 4].copy_from_slice(&[
+                TABLE[(v >> 18) as usize & 63],
+                TABLE[(v >> 12) as usize & 63],
+                b'=',
+                b'=',
+            ]);
             o += 4;
         }
         2 => {
@@ -76,7 +81,11 @@ fn measure(f: fn(&[u8], &mut [u8]) -> usize, input: &[u8], out: &mut [u8], calls
 fn main() {
     let sizes = [3usize, 16, 64, 4096, 1 << 20];
     for (pass, order) in [["crate", "unrolled"], ["unrolled", "crate"]].iter().enumerate() {
-        println!("\npass {} ({} first)\n\n| cell bytes | crate ns | unrolled ns | unrolled / crate |\n|---:|---:|---:|---:|", pass + 1, order[0]);
+        println!(
+            "\npass {} ({} first)\n\n| cell bytes | crate ns | unrolled ns | unrolled / crate |\n|---:|---:|---:|---:|",
+            pass + 1,
+            order[0]
+        );
         for &n in &sizes {
             let input: Vec<u8> = (0..n).map(|i| (i * 131 + 7) as u8).collect();
             let mut a = vec![0u8; n.div_ceil(3) * 4];

@@ -20,9 +20,11 @@ async function build(name, mb) {
   for (let v = 0; v < mb / 64; v++) {
     const staged = await db.stageBlob();
     for (let i = 0; i < 64; i++) {
-      let x = (v * 64 + i + 1) * 2654435761 >>> 0;
+      let x = ((v * 64 + i + 1) * 2654435761) >>> 0;
       for (let j = 0; j < words.length; j++) {
-        x ^= x << 13; x ^= x >>> 17; x ^= x << 5;
+        x ^= x << 13;
+        x ^= x >>> 17;
+        x ^= x << 5;
         words[j] = x;
       }
       await staged.append(words);
@@ -64,9 +66,32 @@ async function resq(mb, tag) {
   await root.removeEntry(handle.name);
   const workload = `${(file.size / MB).toFixed(1)} MB database`;
   return [
-    { workload, config: 'export(): piped into an OPFS file (FileSystemWritableFileStream)', median: exportMs, n: 1, bytes: file.size, mbps: rate(file.size, exportMs), wasm: exportWasm },
-    { workload, config: 'export(): read to its end, nothing written', median: readOutMs, n: 1, bytes: file.size, mbps: rate(file.size, readOutMs) },
-    { workload, config: 'importDatabase(): from that File (staged, quick_check, one-transaction copy)', median: importMs, n: 1, bytes: file.size, mbps: rate(file.size, importMs), wasm: importWasm },
+    {
+      workload,
+      config: 'export(): piped into an OPFS file (FileSystemWritableFileStream)',
+      median: exportMs,
+      n: 1,
+      bytes: file.size,
+      mbps: rate(file.size, exportMs),
+      wasm: exportWasm,
+    },
+    {
+      workload,
+      config: 'export(): read to its end, nothing written',
+      median: readOutMs,
+      n: 1,
+      bytes: file.size,
+      mbps: rate(file.size, readOutMs),
+    },
+    {
+      workload,
+      config: 'importDatabase(): from that File (staged, quick_check, one-transaction copy)',
+      median: importMs,
+      n: 1,
+      bytes: file.size,
+      mbps: rate(file.size, importMs),
+      wasm: importWasm,
+    },
   ];
 }
 
@@ -88,8 +113,22 @@ async function floor(mb) {
   await (await navigator.storage.getDirectory()).removeEntry('floor.bin');
   const workload = `${mb} MB raw`;
   return [
-    { workload, config: 'floor: written to OPFS 4 MB at a time (moved from the page), one flush', median: writeMs, n: 1, bytes, mbps: rate(bytes, writeMs) },
-    { workload, config: 'floor: read from OPFS 4 MB at a time, each moved to the page', median: readMs, n: 1, bytes, mbps: rate(bytes, readMs) },
+    {
+      workload,
+      config: 'floor: written to OPFS 4 MB at a time (moved from the page), one flush',
+      median: writeMs,
+      n: 1,
+      bytes,
+      mbps: rate(bytes, writeMs),
+    },
+    {
+      workload,
+      config: 'floor: read from OPFS 4 MB at a time, each moved to the page',
+      median: readMs,
+      n: 1,
+      bytes,
+      mbps: rate(bytes, readMs),
+    },
   ];
 }
 

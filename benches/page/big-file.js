@@ -86,7 +86,10 @@ async function once(engine, pass, file) {
     const exact = await same(db, id, file);
     // One byte longer than the largest row: refused, nothing stored.
     const over = new File([file, new Uint8Array(1)], 'over.bin');
-    const refused = await db.execute('INSERT INTO m(data) VALUES (?)', [over]).then(() => 'stored', (e) => `${e.code}: ${e.message}`);
+    const refused = await db.execute('INSERT INTO m(data) VALUES (?)', [over]).then(
+      () => 'stored',
+      (e) => `${e.code}: ${e.message}`,
+    );
     const [{ rows: count }] = await db.query('SELECT count(*) AS rows FROM m');
     await db.close();
     const mbps = (ms) => file.size / MiB / (ms / 1000);

@@ -36,9 +36,22 @@ export async function run({ order = ['clone', 'transfer'], sizes = SIZES } = {})
     rows.push({ workload: `INSERT ${label(size)}`, config: 'floor', ...(await timeAndBusy(() => floor.write(bytes.slice()), { n })) });
     // The transport floor: the same SQLite statement run inside a worker,
     // plus one copy of the bytes moved into a worker (and an empty reply).
-    const moveIn = await time(() => { const c = bytes.slice(); return echo.roundTrip({ bytes: c, transferBack: false, ack: true }, [c.buffer]); }, { n });
+    const moveIn = await time(
+      () => {
+        const c = bytes.slice();
+        return echo.roundTrip({ bytes: c, transferBack: false, ack: true }, [c.buffer]);
+      },
+      { n },
+    );
     const engineInsert = await engine.insert(bytes, n);
-    rows.push({ workload: `INSERT ${label(size)}`, config: 'engine+copy', median: engineInsert + moveIn.median, engine: engineInsert, transport: moveIn.median, n });
+    rows.push({
+      workload: `INSERT ${label(size)}`,
+      config: 'engine+copy',
+      median: engineInsert + moveIn.median,
+      engine: engineInsert,
+      transport: moveIn.median,
+      n,
+    });
     const back = await floor.read(size);
     if (back.length !== size || back[size - 1] !== bytes[size - 1]) throw new Error('floor read wrong bytes');
     rows.push({ workload: `SELECT ${label(size)}`, config: 'floor', ...(await timeAndBusy(() => floor.read(size), { n })) });
@@ -46,10 +59,20 @@ export async function run({ order = ['clone', 'transfer'], sizes = SIZES } = {})
     // inside a worker, plus moving that many bytes to the page.
     const engineSelect = await engine.select(n);
     let pingPong = bytes.slice();
-    const moveOut = await time(async () => {
-      pingPong = (await echo.roundTrip({ bytes: pingPong, transferBack: true }, [pingPong.buffer])).bytes;
-    }, { n });
-    rows.push({ workload: `SELECT ${label(size)}`, config: 'engine+move', median: engineSelect + moveOut.median, engine: engineSelect, transport: moveOut.median, n });
+    const moveOut = await time(
+      async () => {
+        pingPong = (await echo.roundTrip({ bytes: pingPong, transferBack: true }, [pingPong.buffer])).bytes;
+      },
+      { n },
+    );
+    rows.push({
+      workload: `SELECT ${label(size)}`,
+      config: 'engine+move',
+      median: engineSelect + moveOut.median,
+      engine: engineSelect,
+      transport: moveOut.median,
+      n,
+    });
   }
   await floor.close();
   await engine.close();

@@ -95,29 +95,46 @@ async function rowsWorkloads(engine, rows) {
     const r = await e.batch('INSERT INTO r(i, f, s, b, n) VALUES (?, ?, ?, ?, ?)', sets);
     check(r.changes === 10000, `${engine} W4 changes ${r.changes}`);
   }, 3);
-  rows.push({ workload: 'W4', row: 'INSERT 10,000 rows, one transaction', engine, ...w4, note: 'includes a DELETE of the previous 10,000' });
+  rows.push({
+    workload: 'W4',
+    row: 'INSERT 10,000 rows, one transaction',
+    engine,
+    ...w4,
+    note: 'includes a DELETE of the previous 10,000',
+  });
   // W3: SELECT 1 / 100 / 10,000 rows into page objects.
   for (const count of [1, 100, 10000]) {
     const sql = `SELECT id, i, f, s, b, n FROM r ORDER BY id LIMIT ${count}`;
     let got;
-    const m = await measure(async () => {
-      got = await e.query(sql);
-    }, count === 10000 ? 10 : 30);
+    const m = await measure(
+      async () => {
+        got = await e.query(sql);
+      },
+      count === 10000 ? 10 : 30,
+    );
     check(got.length === count && got[count - 1].s === TEXT50 && same(got[0].b, blob) && got[0].n === null, `${engine} W3 ${count}`);
     rows.push({ workload: 'W3', row: `SELECT ${count.toLocaleString('en')} row${count > 1 ? 's' : ''}`, engine, ...m });
     if (engine === 'resq-wasm') {
       const row = `SELECT ${count.toLocaleString('en')} row${count > 1 ? 's' : ''}`;
       let bytes;
-      const qb = await measure(async () => {
-        bytes = await e.db.queryBytes(sql);
-      }, count === 10000 ? 10 : 30);
+      const qb = await measure(
+        async () => {
+          bytes = await e.db.queryBytes(sql);
+        },
+        count === 10000 ? 10 : 30,
+      );
       check(JSON.parse(new TextDecoder().decode(bytes)).length === count, 'queryBytes');
       rows.push({ workload: 'W3', row, engine: 'resq-wasm queryBytes', ...qb });
       // Floors: the same rows as objects through a bare worker (what a
       // structured-clone design cannot beat), and the JSON bytes moved.
       const echo = echoWorker();
       const n = count === 10000 ? 10 : 30;
-      rows.push({ workload: 'W3', row, engine: 'floor: postMessage clone of the row objects', ...(await measure(() => echo.roundTrip({ rows: got, ack: true }), n)) });
+      rows.push({
+        workload: 'W3',
+        row,
+        engine: 'floor: postMessage clone of the row objects',
+        ...(await measure(() => echo.roundTrip({ rows: got, ack: true }), n)),
+      });
       let pong = bytes.slice();
       rows.push({
         workload: 'W3',
@@ -146,22 +163,38 @@ async function appendWorkload(engine, rows, chunks, whole) {
   rows.push({ workload: 'W5', row: '8 MB by 128 × data || ?', engine, median: appendMs, p95: appendMs, n: 1 });
   // The same bytes as 128 rows of 64 KB in one transaction: what every
   // engine can do (the peers have no incremental blob I/O).
-  const batch = await time(() => e.batch('INSERT INTO a(data) VALUES (?)', chunks.map((c) => [c])), { n: 3, warmup: 0 });
+  const batch = await time(
+    () =>
+      e.batch(
+        'INSERT INTO a(data) VALUES (?)',
+        chunks.map((c) => [c]),
+      ),
+    { n: 3, warmup: 0 },
+  );
   rows.push({ workload: 'W5', row: '8 MB as 128 rows, one transaction', engine, ...batch });
   if (engine === 'resq-wasm') {
     // One value: the chunks go to the worker's temp space as they come
     // (piped, as a download or a recorder would), and one INSERT writes the
     // value into its row.
-    const staged = await time(async () => {
-      let i = 0;
-      const source = new ReadableStream({ pull: (c) => (i < chunks.length ? c.enqueue(chunks[i++]) : c.close()) });
-      const blob = await e.db.stageBlob();
-      await source.pipeTo(blob.writable);
-      const r = await e.exec('INSERT INTO a(data) VALUES (?)', [blob]);
-      const [{ n }] = await e.query('SELECT length(data) AS n FROM a WHERE id = ?', [r.lastInsertRowid]);
-      check(n === whole.length, 'W5 staged');
-    }, { n: 3, warmup: 0 });
-    rows.push({ workload: 'W5', row: '8 MB as one value, staged', engine, ...staged, note: 'stageBlob: 128 chunks piped into staged.writable, then one INSERT of the 8 MB value (the peers cannot build one value without appends)' });
+    const staged = await time(
+      async () => {
+        let i = 0;
+        const source = new ReadableStream({ pull: (c) => (i < chunks.length ? c.enqueue(chunks[i++]) : c.close()) });
+        const blob = await e.db.stageBlob();
+        await source.pipeTo(blob.writable);
+        const r = await e.exec('INSERT INTO a(data) VALUES (?)', [blob]);
+        const [{ n }] = await e.query('SELECT length(data) AS n FROM a WHERE id = ?', [r.lastInsertRowid]);
+        check(n === whole.length, 'W5 staged');
+      },
+      { n: 3, warmup: 0 },
+    );
+    rows.push({
+      workload: 'W5',
+      row: '8 MB as one value, staged',
+      engine,
+      ...staged,
+      note: 'stageBlob: 128 chunks piped into staged.writable, then one INSERT of the 8 MB value (the peers cannot build one value without appends)',
+    });
   }
   await closeEngine(e);
 }
@@ -200,7 +233,14 @@ async function coldStart(engine, rows) {
     await (i < 2 ? e.close() : closeEngine(e));
   }
   again.sort((a, b) => a - b);
-  rows.push({ workload: 'W6', row: 'reopen: new Worker → first row of a database made before', engine, median: again[1], p95: again[2], n: 3 });
+  rows.push({
+    workload: 'W6',
+    row: 'reopen: new Worker → first row of a database made before',
+    engine,
+    median: again[1],
+    p95: again[2],
+    n: 3,
+  });
 }
 
 async function floors(rows, bytesBySize) {
@@ -209,11 +249,26 @@ async function floors(rows, bytesBySize) {
   for (const size of BLOB_SIZES) {
     const bytes = bytesBySize.get(size);
     const n = iterations(size);
-    rows.push({ workload: 'W1', row: `INSERT ${label(size)}`, engine: 'floor: raw OPFS write + flush', ...(await measure(() => floor.write(bytes.slice()), n)) });
-    rows.push({ workload: 'W1', row: `INSERT ${label(size)}`, engine: 'floor: postMessage clone', ...(await measure(() => echo.roundTrip({ bytes, ack: true }), n)) });
+    rows.push({
+      workload: 'W1',
+      row: `INSERT ${label(size)}`,
+      engine: 'floor: raw OPFS write + flush',
+      ...(await measure(() => floor.write(bytes.slice()), n)),
+    });
+    rows.push({
+      workload: 'W1',
+      row: `INSERT ${label(size)}`,
+      engine: 'floor: postMessage clone',
+      ...(await measure(() => echo.roundTrip({ bytes, ack: true }), n)),
+    });
     const back = await floor.read(size);
     check(same(back, bytes), 'floor read');
-    rows.push({ workload: 'W2', row: `SELECT ${label(size)}`, engine: 'floor: raw OPFS read', ...(await measure(() => floor.read(size), n)) });
+    rows.push({
+      workload: 'W2',
+      row: `SELECT ${label(size)}`,
+      engine: 'floor: raw OPFS read',
+      ...(await measure(() => floor.read(size), n)),
+    });
     let pong = bytes.slice();
     rows.push({
       workload: 'W2',

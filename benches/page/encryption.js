@@ -27,7 +27,10 @@ async function one(open, config, rows, bytesBySize) {
   for (const size of SIZES) {
     const bytes = bytesBySize.get(size);
     let id = 0;
-    const w1 = await time(async () => (id = (await db.execute('INSERT INTO w(data) VALUES (?)', [bytes])).lastInsertRowid), { n: iterations(size), warmup: 2 });
+    const w1 = await time(async () => (id = (await db.execute('INSERT INTO w(data) VALUES (?)', [bytes])).lastInsertRowid), {
+      n: iterations(size),
+      warmup: 2,
+    });
     rows.push({ workload: 'W1', row: `INSERT ${label(size)}`, config, ...w1 });
     const w2 = await time(() => db.query('SELECT data FROM w WHERE id = ?', [id]), { n: iterations(size), warmup: 2 });
     rows.push({ workload: 'W2', row: `SELECT ${label(size)}`, config, ...w2 });
@@ -48,7 +51,10 @@ async function one(open, config, rows, bytesBySize) {
   db = await open(name, options);
   await db.execute('CREATE TABLE r(id INTEGER PRIMARY KEY, i INTEGER, f REAL, s TEXT, b BLOB, n NULL)');
   const text = 'resq-wasm benchmark row text, fifty characters...'.padEnd(50, '.');
-  await db.executeBatch('INSERT INTO r(i, f, s, b, n) VALUES (?, ?, ?, ?, ?)', Array.from({ length: 10000 }, (_, i) => [i, i * 0.25, text, randomBytes(64), null]));
+  await db.executeBatch(
+    'INSERT INTO r(i, f, s, b, n) VALUES (?, ?, ?, ?, ?)',
+    Array.from({ length: 10000 }, (_, i) => [i, i * 0.25, text, randomBytes(64), null]),
+  );
   const w3 = await time(() => db.query('SELECT id, i, f, s, b, n FROM r'), { n: 10, warmup: 2 });
   rows.push({ workload: 'W3', row: 'SELECT 10,000 rows', config, ...w3 });
   await db.close();

@@ -28,7 +28,14 @@ async function store(way, size) {
   }
   const memory = await probe(name, 'memory');
   await db.close();
-  return { workload: `INSERT a ${size >= MB ? `${size / MB} MB` : `${size / KB} KB`} File`, config: way, median: median(ms), p95: Math.max(...ms), n: REPS, wasm: memory };
+  return {
+    workload: `INSERT a ${size >= MB ? `${size / MB} MB` : `${size / KB} KB`} File`,
+    config: way,
+    median: median(ms),
+    p95: Math.max(...ms),
+    n: REPS,
+    wasm: memory,
+  };
 }
 
 export const passes = [{ ways: ['bytes', 'stream'] }, { ways: ['stream', 'bytes'] }];

@@ -29,10 +29,13 @@ async function one(config, pageSize, rows, bytesBySize) {
   const blob = randomBytes(64);
   const text = 'resq-wasm benchmark row text, fifty characters...'.padEnd(50, '.');
   const sets = Array.from({ length: 10000 }, (_, i) => [i, i * 0.25, text, blob, null]);
-  const w4 = await time(async () => {
-    await db.execute('DELETE FROM r');
-    await db.executeBatch('INSERT INTO r(i, f, s, b, n) VALUES (?, ?, ?, ?, ?)', sets);
-  }, { n: 5, warmup: 1 });
+  const w4 = await time(
+    async () => {
+      await db.execute('DELETE FROM r');
+      await db.executeBatch('INSERT INTO r(i, f, s, b, n) VALUES (?, ?, ?, ?, ?)', sets);
+    },
+    { n: 5, warmup: 1 },
+  );
   rows.push({ workload: 'W4', row: '10,000 rows', config: tag, ...w4 });
   await db.close();
 }
@@ -42,7 +45,12 @@ export async function run({ configs = Object.keys(CONFIGS), pageSizes = [8192] }
   const bytesBySize = new Map(SIZES.map((s) => [s, randomBytes(s)]));
   const floor = floorWorker();
   for (const size of SIZES) {
-    rows.push({ workload: 'W1', row: `INSERT ${label(size)}`, config: 'floor', ...(await time(() => floor.write(bytesBySize.get(size).slice()), { n: iterations(size), warmup: 2 })) });
+    rows.push({
+      workload: 'W1',
+      row: `INSERT ${label(size)}`,
+      config: 'floor',
+      ...(await time(() => floor.write(bytesBySize.get(size).slice()), { n: iterations(size), warmup: 2 })),
+    });
   }
   await floor.close();
   for (const c of configs) for (const p of pageSizes) await one(c, p, rows, bytesBySize);

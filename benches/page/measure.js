@@ -81,7 +81,10 @@ export function floorWorker() {
     read: (size) => call({ op: 'read', size }),
     flush: () => call({ op: 'flush' }),
     readAt: (at, size) => call({ op: 'readAt', at, size }),
-    close: async () => { await call({ op: 'close' }); w.terminate(); },
+    close: async () => {
+      await call({ op: 'close' });
+      w.terminate();
+    },
   };
 }
 
@@ -109,7 +112,10 @@ export async function engineWorker(name) {
   return {
     insert: async (bytes, n) => median(await call({ op: 'insert', bytes, n })),
     select: async (n) => median(await call({ op: 'select', n })),
-    close: async () => { await call({ op: 'close' }); w.terminate(); },
+    close: async () => {
+      await call({ op: 'close' });
+      w.terminate();
+    },
   };
 }
 

@@ -22,7 +22,13 @@ export async function run() {
     rows.push({ workload: `queryBytes ${count} row(s)`, ...(await time(() => db.queryBytes(sql), { n })) });
     rows.push({
       workload: `floor: echo ${bytes.byteLength} JSON bytes (transfer both ways)`,
-      ...(await time(() => { const c = bytes.slice(); return echo.roundTrip({ bytes: c, transferBack: true }, [c.buffer]); }, { n })),
+      ...(await time(
+        () => {
+          const c = bytes.slice();
+          return echo.roundTrip({ bytes: c, transferBack: true }, [c.buffer]);
+        },
+        { n },
+      )),
     });
   }
   echo.close();

@@ -31,13 +31,21 @@ const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
 async function cold(order) {
   const far = () => db.readBlob('v', 'data', 1, { offset: 128 * MB, length: MB });
   const ways = {
-    dropped: ['cold: 1 MB at 128 MB, read handle dropped before each read', 10, async () => {
-      await db.query('SELECT 1');
-    }],
-    reopened: ['cold: 1 MB at 128 MB, first read after open()', 5, async () => {
-      await db.close();
-      db = await open(name);
-    }],
+    dropped: [
+      'cold: 1 MB at 128 MB, read handle dropped before each read',
+      10,
+      async () => {
+        await db.query('SELECT 1');
+      },
+    ],
+    reopened: [
+      'cold: 1 MB at 128 MB, first read after open()',
+      5,
+      async () => {
+        await db.close();
+        db = await open(name);
+      },
+    ],
   };
   const rows = [];
   for (const k of order) {
@@ -68,7 +76,7 @@ export async function run({ order = ['range', 'whole'], playbackOrder, coldOrder
   for (const k of [...order, 'query']) {
     const [label, fn] = ways[k];
     const got = await fn();
-    if ((got instanceof Uint8Array ? got : got[0].data).length !== MB) throw new Error("wrong length");
+    if ((got instanceof Uint8Array ? got : got[0].data).length !== MB) throw new Error('wrong length');
     rows.push({ workload: label, ...(await time(fn, { n: 30, warmup: 3 })) });
   }
   return rows;
@@ -78,17 +86,26 @@ async function playback(order) {
   const floor = floorWorker();
   await floor.write(new Uint8Array(MB));
   const ways = {
-    stream: ['64 MB as a blobStream, 1 MB chunks', async () => {
-      let n = 0;
-      for await (const c of db.blobStream('v', 'data', 3)) n += c.length;
-      if (n !== 64 * MB) throw new Error('short stream');
-    }],
-    file: ['64 MB as a blobFile', async () => {
-      if ((await db.blobFile('v', 'data', 3, { type: 'video/webm' })).size !== 64 * MB) throw new Error('short file');
-    }],
-    floor: ['floor: 64 raw OPFS reads of 1 MB, each transferred', async () => {
-      for (let i = 0; i < 64; i++) await floor.read(MB);
-    }],
+    stream: [
+      '64 MB as a blobStream, 1 MB chunks',
+      async () => {
+        let n = 0;
+        for await (const c of db.blobStream('v', 'data', 3)) n += c.length;
+        if (n !== 64 * MB) throw new Error('short stream');
+      },
+    ],
+    file: [
+      '64 MB as a blobFile',
+      async () => {
+        if ((await db.blobFile('v', 'data', 3, { type: 'video/webm' })).size !== 64 * MB) throw new Error('short file');
+      },
+    ],
+    floor: [
+      'floor: 64 raw OPFS reads of 1 MB, each transferred',
+      async () => {
+        for (let i = 0; i < 64; i++) await floor.read(MB);
+      },
+    ],
   };
   const rows = [];
   for (const k of order) {

@@ -84,11 +84,21 @@ export async function run({ order = ['a', 'b', 'c'], sizes = [8, 64], skipAppend
     const chunks = Array.from({ length: (mb * MB) / (64 * KB) }, () => randomBytes(64 * KB));
     const keys = order.filter((k) => k !== 'a' || mb <= skipAppendAbove);
     const runs = Object.fromEntries(keys.map((k) => [k, []]));
-    for (let r = 0; r < reps; r++) for (const k of keys) runs[k].push(k === 'f' ? await stagingFloor(chunks) : await build(ways[k], chunks));
+    for (let r = 0; r < reps; r++)
+      for (const k of keys) runs[k].push(k === 'f' ? await stagingFloor(chunks) : await build(ways[k], chunks));
     for (const k of keys) {
       const ms = runs[k].map((x) => x.ms);
       const last = runs[k][runs[k].length - 1];
-      rows.push({ workload: `${mb} MB from ${chunks.length} × 64 KB`, config: ways[k], median: median(ms), p95: Math.max(...ms), n: ms.length, samples: ms, written: last.written, wasm: last.wasm });
+      rows.push({
+        workload: `${mb} MB from ${chunks.length} × 64 KB`,
+        config: ways[k],
+        median: median(ms),
+        p95: Math.max(...ms),
+        n: ms.length,
+        samples: ms,
+        written: last.written,
+        wasm: last.wasm,
+      });
     }
   }
   return rows;

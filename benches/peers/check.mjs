@@ -81,7 +81,12 @@ async function check(engine) {
   await db.query('SELECT * FROM nope').catch((e) => (err = e.message));
   assert(/no such table/.test(err), `error reply "${err}"`);
   err = '';
-  await db.batch('INSERT INTO t(id, s) VALUES (?, ?)', [[500, 'a'], [2, 'duplicate']]).catch((e) => (err = e.message));
+  await db
+    .batch('INSERT INTO t(id, s) VALUES (?, ?)', [
+      [500, 'a'],
+      [2, 'duplicate'],
+    ])
+    .catch((e) => (err = e.message));
   assert(/UNIQUE|constraint/i.test(err), `batch error "${err}"`);
   const [{ c }] = await db.query('SELECT count(*) AS c FROM t');
   assert(c === 102, `rollback left ${c} rows`);

@@ -77,7 +77,11 @@ const ops = {
       }
       db.run('COMMIT');
     } catch (e) {
-      try { db.run('ROLLBACK'); } catch { /* no transaction left to roll back */ }
+      try {
+        db.run('ROLLBACK');
+      } catch {
+        /* no transaction left to roll back */
+      }
       throw e;
     }
     return { changes };

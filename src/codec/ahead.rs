@@ -30,7 +30,13 @@ impl ReadAhead {
     /// `available()` (the bytes the file has from `off` on that may be read
     /// ahead) covers it, by reading ahead with `read`; else with `read`
     /// into `out` alone.
-    pub fn read<E>(&mut self, out: &mut [u8], off: u64, available: impl FnOnce() -> u64, mut read: impl FnMut(u64, &mut [u8]) -> Result<(), E>) -> Result<(), E> {
+    pub fn read<E>(
+        &mut self,
+        out: &mut [u8],
+        off: u64,
+        available: impl FnOnce() -> u64,
+        mut read: impl FnMut(u64, &mut [u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
         let end = off + out.len() as u64;
         let continues = self.read_end == Some(off);
         self.read_end = Some(end);

@@ -73,7 +73,9 @@ pub fn check_header(head: &[u8], size: u64) -> Result<Header> {
     let word = |at: usize| u32::from_be_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]) as u64;
     let (said, counter, valid_for) = (word(28), word(24), word(92));
     if said != 0 && counter == valid_for && said != pages {
-        return Err(damaged(format!("its header gives {said} pages of {page_size} bytes, but the file holds {pages} (truncated or cut short?)")));
+        return Err(damaged(format!(
+            "its header gives {said} pages of {page_size} bytes, but the file holds {pages} (truncated or cut short?)"
+        )));
     }
     Ok(Header { page_size, pages })
 }
@@ -90,7 +92,10 @@ pub fn layout(head: &[u8]) -> Result<u64> {
     // Versions 1 (rollback journal) and 2 (WAL), the same for reading and
     // writing; above 2 SQLite refuses to read (or to write) the file.
     if !matches!((head[18], head[19]), (1, 1) | (2, 2)) {
-        return Err(not_a_database(&format!("its file format versions ({}, {}) are not ones SQLite 3 reads and writes", head[18], head[19])));
+        return Err(not_a_database(&format!(
+            "its file format versions ({}, {}) are not ones SQLite 3 reads and writes",
+            head[18], head[19]
+        )));
     }
     if head[21..24] != [64, 32, 32] {
         return Err(not_a_database("its payload fractions are not SQLite's"));

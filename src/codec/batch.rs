@@ -208,7 +208,10 @@ mod tests {
         let mut arena = Arena::default();
         batch.bind_next(&vec![None; 7], &mut arena).unwrap();
         let v = arena.values();
-        assert_eq!(&v[..5], &[Value::Null, Value::Integer(1), Value::Real(1.5), Value::Integer(3), Value::Integer(-1 << 60)]);
+        assert_eq!(
+            &v[..5],
+            &[Value::Null, Value::Integer(1), Value::Real(1.5), Value::Integer(3), Value::Integer(-1 << 60)]
+        );
         let (Value::Text(t), Value::Blob(b)) = (v[5], v[6]) else { panic!("{v:?}") };
         assert_eq!((arena.bytes(t), arena.bytes(b)), ("héllo".as_bytes(), &[1u8, 2, 3][..]));
     }

@@ -68,7 +68,10 @@ impl Changes {
     /// A row of `table` changed in the open transaction.
     pub fn changed(&mut self, table: &str) {
         // Called for every row written: look before allocating a key.
-        let known = self.pending.iter().any(|p| p.eq_ignore_ascii_case(table) || (p == SCHEMA && table.eq_ignore_ascii_case("sqlite_master")));
+        let known = self
+            .pending
+            .iter()
+            .any(|p| p.eq_ignore_ascii_case(table) || (p == SCHEMA && table.eq_ignore_ascii_case("sqlite_master")));
         if !known {
             self.pending.push(table_key(table));
         }
@@ -111,7 +114,13 @@ mod tests {
 
     #[test]
     fn keys() {
-        for (name, key) in [("Photos", "photos"), ("photos", "photos"), ("sqlite_master", SCHEMA), ("SQLITE_SCHEMA", SCHEMA), ("Ünïcode", "Ünïcode")] {
+        for (name, key) in [
+            ("Photos", "photos"),
+            ("photos", "photos"),
+            ("sqlite_master", SCHEMA),
+            ("SQLITE_SCHEMA", SCHEMA),
+            ("Ünïcode", "Ünïcode"),
+        ] {
             assert_eq!(table_key(name), key, "{name}");
         }
     }

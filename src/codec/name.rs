@@ -24,7 +24,8 @@ pub fn check(name: &str, storage: &str) -> Result<()> {
     }
     match storage {
         "opfs" if name == ":memory:" => Err(Error::BadParam(
-            "':memory:' cannot be persistent: use open(':memory:') for a memory database, or a file name for OPFS".into(),
+            "':memory:' cannot be persistent: use open(':memory:') for a memory database, or a file name for OPFS"
+                .into(),
         )),
         "opfs" | "memory" => Ok(()),
         other => Err(Error::BadParam(format!("unknown storage {other:?}; use 'opfs' or 'memory'"))),

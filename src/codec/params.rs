@@ -65,10 +65,9 @@ pub fn plan(sql_params: &[Option<String>], supplied: Supplied<'_>) -> Result<Vec
     let n = sql_params.len();
     match supplied {
         Supplied::None if n == 0 => Ok(Vec::new()),
-        Supplied::None => Err(Error::BadParam(format!(
-            "the statement has {n} parameter{}, but no values were given",
-            plural(n)
-        ))),
+        Supplied::None => {
+            Err(Error::BadParam(format!("the statement has {n} parameter{}, but no values were given", plural(n))))
+        }
         Supplied::Positional(len) if len < n => Err(Error::BadParam(format!(
             "{} is missing: the statement has {n} parameter{}, but {len} value{} given",
             positional_label(len),
@@ -162,15 +161,31 @@ mod tests {
         check(&[], Supplied::Positional(0), Ok(vec![]));
         check(&["", ""], Supplied::Positional(2), Ok(vec![0, 1]));
         check(&["?1", "?2"], Supplied::Positional(2), Ok(vec![0, 1]));
-        check(&["", ""], Supplied::Positional(1), Err("parameter 2 is missing: the statement has 2 parameters, but 1 value was given"));
-        check(&[""], Supplied::Positional(3), Err("parameter 2 is extra: the statement has 1 parameter, but 3 values were given"));
+        check(
+            &["", ""],
+            Supplied::Positional(1),
+            Err("parameter 2 is missing: the statement has 2 parameters, but 1 value was given"),
+        );
+        check(
+            &[""],
+            Supplied::Positional(3),
+            Err("parameter 2 is extra: the statement has 1 parameter, but 3 values were given"),
+        );
         check(&[""], Supplied::None, Err("the statement has 1 parameter, but no values were given"));
-        check(&[], Supplied::Positional(1), Err("parameter 1 is extra: the statement has 0 parameters, but 1 value was given"));
+        check(
+            &[],
+            Supplied::Positional(1),
+            Err("parameter 1 is extra: the statement has 0 parameters, but 1 value was given"),
+        );
         check(&[":a", "@b"], Supplied::Named(&k_ba), Ok(vec![1, 0]));
         check(&["$a", ":b"], Supplied::Named(&k_ab), Ok(vec![0, 1]));
         check(&[":a", "$a"], Supplied::Named(&k_a), Ok(vec![0, 0]));
         check(&[":a", ":b"], Supplied::Named(&k_a), Err(":b is missing from the parameters object"));
-        check(&[":a", ":b"], Supplied::Named(&k_abc), Err("the parameters object has `c`, which the statement does not use"));
+        check(
+            &[":a", ":b"],
+            Supplied::Named(&k_abc),
+            Err("the parameters object has `c`, which the statement does not use"),
+        );
         check(&[":a", ""], Supplied::Named(&k_a), Err("parameter 2 is positional (`?`); pass an array, not an object"));
         // Named parameters can also be bound by position, as SQLite numbers them.
         check(&[":a", ":b"], Supplied::Positional(2), Ok(vec![0, 1]));

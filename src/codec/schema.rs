@@ -57,7 +57,9 @@ fn tokens(sql: &str) -> Vec<Token> {
         let c = b[i];
         match c {
             _ if c.is_ascii_whitespace() => i += 1,
-            b'-' if b.get(i + 1) == Some(&b'-') => i = b[i..].iter().position(|&x| x == b'\n').map_or(b.len(), |p| i + p + 1),
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                i = b[i..].iter().position(|&x| x == b'\n').map_or(b.len(), |p| i + p + 1)
+            }
             b'/' if b.get(i + 1) == Some(&b'*') => i = sql[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2),
             b'\'' => {
                 i = quoted(i + 1, b'\'').1;

@@ -64,7 +64,9 @@ pub fn controls_transaction(stmt: &str) -> bool {
 /// or a comment can only add a false no.
 pub fn runs_in_savepoint(sql: &str) -> bool {
     !sql.split(';').any(|piece| {
-        let starts = std::iter::once(0).chain(piece.match_indices(['\n']).map(|(i, _)| i + 1)).chain(piece.match_indices("*/").map(|(i, _)| i + 2));
+        let starts = std::iter::once(0)
+            .chain(piece.match_indices(['\n']).map(|(i, _)| i + 1))
+            .chain(piece.match_indices("*/").map(|(i, _)| i + 2));
         starts.into_iter().any(|at| controls_transaction(&piece[at..]))
     })
 }
@@ -103,7 +105,9 @@ fn word(s: &str) -> (&str, &str) {
 /// read before it may no longer be the stored ones.
 pub fn is_rollback(stmt: &str) -> bool {
     let s = skip_blank(stmt).as_bytes();
-    s.len() >= 8 && s[..8].eq_ignore_ascii_case(b"ROLLBACK") && !s.get(8).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+    s.len() >= 8
+        && s[..8].eq_ignore_ascii_case(b"ROLLBACK")
+        && !s.get(8).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
 }
 
 /// An identifier (table, column, schema name) quoted for SQL: `"a""b"`.
@@ -144,10 +148,28 @@ mod tests {
 
     #[test]
     fn transaction_ends() {
-        for s in ["BEGIN", "begin immediate", "COMMIT", "end transaction", " /* c */ Rollback", "ROLLBACK;", "rollback transaction", "ROLLBACK -- to\n"] {
+        for s in [
+            "BEGIN",
+            "begin immediate",
+            "COMMIT",
+            "end transaction",
+            " /* c */ Rollback",
+            "ROLLBACK;",
+            "rollback transaction",
+            "ROLLBACK -- to\n",
+        ] {
             assert!(ends_transaction(s), "{s:?}");
         }
-        for s in ["ROLLBACK TO x", "rollback transaction to savepoint x", "ROLLBACK /* c */ to x", "SAVEPOINT a", "RELEASE a", "SELECT 1", "BEGINS", ""] {
+        for s in [
+            "ROLLBACK TO x",
+            "rollback transaction to savepoint x",
+            "ROLLBACK /* c */ to x",
+            "SAVEPOINT a",
+            "RELEASE a",
+            "SELECT 1",
+            "BEGINS",
+            "",
+        ] {
             assert!(!ends_transaction(s), "{s:?}");
         }
     }
@@ -163,27 +185,62 @@ mod tests {
 
     #[test]
     fn schema_changes() {
-        for s in ["CREATE TABLE t(x)", "create index i on t(x)", " -- c\n DROP TABLE t", "/* c */ alter table t add y", "DROP VIEW v;"] {
+        for s in [
+            "CREATE TABLE t(x)",
+            "create index i on t(x)",
+            " -- c\n DROP TABLE t",
+            "/* c */ alter table t add y",
+            "DROP VIEW v;",
+        ] {
             assert!(changes_schema(s), "{s:?}");
         }
-        for s in ["SELECT 1", "INSERT INTO create_log VALUES (1)", "EXPLAIN DROP TABLE t", "CREATED", "DROPS", "", "PRAGMA foreign_keys = ON"] {
+        for s in [
+            "SELECT 1",
+            "INSERT INTO create_log VALUES (1)",
+            "EXPLAIN DROP TABLE t",
+            "CREATED",
+            "DROPS",
+            "",
+            "PRAGMA foreign_keys = ON",
+        ] {
             assert!(!changes_schema(s), "{s:?}");
         }
     }
 
     #[test]
     fn savepoint_scripts() {
-        for s in ["INSERT INTO t VALUES (1)", "CREATE TABLE t(x); INSERT INTO t VALUES ('begin')", "UPDATE t SET x = 1 -- c", ""] {
+        for s in [
+            "INSERT INTO t VALUES (1)",
+            "CREATE TABLE t(x); INSERT INTO t VALUES ('begin')",
+            "UPDATE t SET x = 1 -- c",
+            "",
+        ] {
             assert!(runs_in_savepoint(s), "{s:?}");
         }
-        for s in ["BEGIN", "INSERT INTO t VALUES (1); COMMIT", "CREATE TABLE t(x);\nVACUUM", "/* a; */ BEGIN", "-- x;\nPRAGMA foreign_keys = ON", "SELECT 1; ATTACH 'x' AS y"] {
+        for s in [
+            "BEGIN",
+            "INSERT INTO t VALUES (1); COMMIT",
+            "CREATE TABLE t(x);\nVACUUM",
+            "/* a; */ BEGIN",
+            "-- x;\nPRAGMA foreign_keys = ON",
+            "SELECT 1; ATTACH 'x' AS y",
+        ] {
             assert!(!runs_in_savepoint(s), "{s:?}");
         }
     }
 
     #[test]
     fn transaction_control() {
-        for s in ["BEGIN", "begin immediate", " -- c\n COMMIT", "END", "rollback to x", "SAVEPOINT a", "vacuum", "PRAGMA synchronous=FULL"] {
+        for s in [
+            "BEGIN",
+            "begin immediate",
+            " -- c\n COMMIT",
+            "END",
+            "rollback to x",
+            "SAVEPOINT a",
+            "vacuum",
+            "PRAGMA synchronous=FULL",
+        ] {
             assert!(controls_transaction(s), "{s:?}");
         }
         for s in ["SELECT 1", "INSERT INTO begin VALUES(1)", "CREATE TABLE t(x)", ""] {

@@ -31,7 +31,13 @@ pub fn check_length(len: u64, label: impl FnOnce() -> String) -> Result<(), Erro
     if len <= MAX_LENGTH {
         return Ok(());
     }
-    Err(Error::Sqlite { errno: 18, message: format!("{}: the value is {len} bytes, over the limit of {MAX_LENGTH} bytes (2 GiB − 1) for a TEXT or BLOB", label()) })
+    Err(Error::Sqlite {
+        errno: 18,
+        message: format!(
+            "{}: the value is {len} bytes, over the limit of {MAX_LENGTH} bytes (2 GiB − 1) for a TEXT or BLOB",
+            label()
+        ),
+    })
 }
 
 /// SQLite's own message for a value or row over the limit, with the limit
@@ -258,8 +264,20 @@ mod tests {
         a.push_text("héllo");
         a.push_blob_with(3, |d| d.copy_from_slice(&[1, 2, 3]));
         let vals = a.values().to_vec();
-        assert_eq!(a.bytes(match vals[0] { Value::Text(s) => s, _ => panic!() }), "héllo".as_bytes());
-        assert_eq!(a.bytes(match vals[1] { Value::Blob(s) => s, _ => panic!() }), &[1, 2, 3]);
+        assert_eq!(
+            a.bytes(match vals[0] {
+                Value::Text(s) => s,
+                _ => panic!(),
+            }),
+            "héllo".as_bytes()
+        );
+        assert_eq!(
+            a.bytes(match vals[1] {
+                Value::Blob(s) => s,
+                _ => panic!(),
+            }),
+            &[1, 2, 3]
+        );
         a.clear();
         assert!(a.values().is_empty());
         a.push_blob_with(ARENA_KEEP_BYTES + 1, |_| {});

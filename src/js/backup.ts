@@ -25,7 +25,12 @@ const STREAM_GATHER = 1 << 20;
  * at its start. `live` holds a stopper for each running export, for
  * `close()`.
  */
-export function exportStream(gated: Send, direct: Send, generation: () => number, live: Set<(err: ResqError) => void>): ReadableStream<Uint8Array> {
+export function exportStream(
+  gated: Send,
+  direct: Send,
+  generation: () => number,
+  live: Set<(err: ResqError) => void>,
+): ReadableStream<Uint8Array> {
   let id = 0;
   let size = 0;
   let at = 0;
@@ -139,7 +144,8 @@ async function gather(stream: ReadableStream<Uint8Array>, emit: (bytes: Uint8Arr
       }
       if (next.done) break;
       const chunk: unknown = next.value;
-      if (!(chunk instanceof ArrayBuffer) && !ArrayBuffer.isView(chunk)) throw badParam('the source stream gave something other than bytes');
+      if (!(chunk instanceof ArrayBuffer) && !ArrayBuffer.isView(chunk))
+        throw badParam('the source stream gave something other than bytes');
       let view = chunk instanceof ArrayBuffer ? new Uint8Array(chunk) : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
       while (view.byteLength > 0) {
         const n = Math.min(view.byteLength, STREAM_GATHER - filled);

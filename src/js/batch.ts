@@ -13,10 +13,18 @@
 import { isDetached, isPlainObject } from './params.js';
 
 const utf8 = new TextEncoder();
-const NONE = 0, ARRAY = 1, OBJECT = 2;
+const NONE = 0,
+  ARRAY = 1,
+  OBJECT = 2;
 /** Strings up to this many UTF-16 units are encoded by hand. */
 const SHORT = 64;
-const NULL = 0, FALSE = 1, TRUE = 2, NUMBER = 3, BIGINT = 4, TEXT = 5, BYTES = 6;
+const NULL = 0,
+  FALSE = 1,
+  TRUE = 2,
+  NUMBER = 3,
+  BIGINT = 4,
+  TEXT = 5,
+  BYTES = 6;
 
 /** The sets in one buffer, or null when one of them cannot be written. */
 export function encodeBatch(sets: readonly unknown[]): Uint8Array | null {
@@ -85,7 +93,14 @@ class Writer {
       this.u8(NULL);
       return true;
     }
-    const view = v instanceof Uint8Array ? v : v instanceof ArrayBuffer ? new Uint8Array(v) : ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : null;
+    const view =
+      v instanceof Uint8Array
+        ? v
+        : v instanceof ArrayBuffer
+          ? new Uint8Array(v)
+          : ArrayBuffer.isView(v)
+            ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength)
+            : null;
     if (view === null || isDetached(view.buffer)) return false;
     this.u8(BYTES);
     this.u32(view.length);

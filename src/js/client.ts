@@ -62,7 +62,9 @@ export class Client {
       this.#port.postMessage({ ...fields, id, op }, transfer);
     } catch (err) {
       // Nothing was sent: a value the structured clone cannot carry.
-      return this.fail(new ResqError('RESQ_BAD_PARAM', `a parameter cannot be sent to the worker: ${(err as Error).message}`)) as Promise<never>;
+      return this.fail(
+        new ResqError('RESQ_BAD_PARAM', `a parameter cannot be sent to the worker: ${(err as Error).message}`),
+      ) as Promise<never>;
     }
     return new Promise((resolve, reject) => this.#pending.set(id, { resolve: resolve as (v: unknown) => void, reject }));
   }

@@ -39,7 +39,12 @@ export interface BlobReads {
    * or errors with `SQLITE_ABORT` if that row is changed (or a transaction
    * it began in is rolled back) before it ends: never a mix of two values.
    */
-  blobStream(table: string, column: string, rowid: number | bigint, options?: BlobRange & { chunkSize?: number }): ReadableStream<Uint8Array>;
+  blobStream(
+    table: string,
+    column: string,
+    rowid: number | bigint,
+    options?: BlobRange & { chunkSize?: number },
+  ): ReadableStream<Uint8Array>;
   /**
    * A stored BLOB as a DOM `Blob` (for `URL.createObjectURL`), assembled in
    * the worker in one step from 4 MB reads: the page receives a handle, not
@@ -149,7 +154,11 @@ export class Database implements Transaction {
     this.#timeout = timeout;
     this.#forget = forget;
     link.onExpired = () => this.#tx?.expire();
-    this.#reads = blobReads(this.#send, (err) => this.#gate(() => this.#link.fail(err)), () => this.#link.generation);
+    this.#reads = blobReads(
+      this.#send,
+      (err) => this.#gate(() => this.#link.fail(err)),
+      () => this.#link.generation,
+    );
   }
 
   // Each call checks and copies its parameters now, as it is made, even when
@@ -176,7 +185,12 @@ export class Database implements Transaction {
     return this.#reads.readBlob(table, column, rowid, options);
   }
 
-  blobStream(table: string, column: string, rowid: number | bigint, options: BlobRange & { chunkSize?: number } = {}): ReadableStream<Uint8Array> {
+  blobStream(
+    table: string,
+    column: string,
+    rowid: number | bigint,
+    options: BlobRange & { chunkSize?: number } = {},
+  ): ReadableStream<Uint8Array> {
     return this.#reads.blobStream(table, column, rowid, options);
   }
 
@@ -212,7 +226,10 @@ export class Database implements Transaction {
         active: performance.now(),
         expire: () => {
           if (over) return;
-          over = new ResqError('RESQ_TIMEOUT', `this transaction was rolled back: it kept other calls waiting and made no call of its own for ${this.#timeout} ms (transactionTimeout)`);
+          over = new ResqError(
+            'RESQ_TIMEOUT',
+            `this transaction was rolled back: it kept other calls waiting and made no call of its own for ${this.#timeout} ms (transactionTimeout)`,
+          );
           // The worker's record of it ends with this ROLLBACK, which does
           // nothing there when the worker rolled it back already.
           void this.#link.call('execute', { sql: 'ROLLBACK', txn: 'rollback' }, [], held).catch(() => {});
@@ -237,7 +254,11 @@ export class Database implements Transaction {
         query: (sql, params) => guard(this.#request('query', sql, params, false, held)).then((r) => decodeRows(r) as never),
         queryBytes: (sql, params) => guard(this.#request('queryBytes', sql, params, false, held)),
         executeBatch: (sql, sets) => guard(this.#request('executeBatch', sql, sets, false, held)),
-        ...blobReads(send, (err) => guard(() => this.#link.fail(err)), () => held!),
+        ...blobReads(
+          send,
+          (err) => guard(() => this.#link.fail(err)),
+          () => held!,
+        ),
       };
       const exec = (sql: string, txn: 'begin' | 'commit' | 'rollback') =>
         busy(() => this.#link.call('execute', { sql, txn, ...(txn === 'begin' ? { timeout: this.#timeout } : {}) }, [], held));
@@ -355,7 +376,12 @@ export class Database implements Transaction {
    * an abandoned stream holds nobody up for longer.
    */
   export(): ReadableStream<Uint8Array> {
-    return exportStream(this.#send, (op, fields, transfer, generation) => this.#link.call(op, fields, transfer, generation), () => this.#link.generation, this.#exports);
+    return exportStream(
+      this.#send,
+      (op, fields, transfer, generation) => this.#link.call(op, fields, transfer, generation),
+      () => this.#link.generation,
+      this.#exports,
+    );
   }
 
   /** @internal `importDatabase(this, source, { key })` */
@@ -474,7 +500,10 @@ export class Database implements Transaction {
     // Staged bytes live in one worker: the call goes there or nowhere.
     const generation = tx ?? staged[0]?.generation;
     if (staged.some((b) => b.generation !== generation)) {
-      return () => this.#link.fail(new ResqError('RESQ_WORKER_DIED', 'the worker that held a staged blob of this call is gone; stage the value again'));
+      return () =>
+        this.#link.fail(
+          new ResqError('RESQ_WORKER_DIED', 'the worker that held a staged blob of this call is gone; stage the value again'),
+        );
     }
     const send = () => this.#link.call(op, fields, [...out.transfer], generation);
     if (staged.length === 0) return send;

@@ -18,7 +18,15 @@
 // join) would be one key, so a select is first renamed by position (see
 // `valuesOf`). The core entry never imports this file.
 
-import { DefaultLogger, NoopLogger, createTableRelationsHelpers, entityKind, extractTablesRelationalConfig, fillPlaceholders, sql } from 'drizzle-orm';
+import {
+  DefaultLogger,
+  NoopLogger,
+  createTableRelationsHelpers,
+  entityKind,
+  extractTablesRelationalConfig,
+  fillPlaceholders,
+  sql,
+} from 'drizzle-orm';
 // @ts-expect-error: Drizzle's own drivers map rows with it; its .d.ts marks it internal.
 import { mapResultRow } from 'drizzle-orm';
 import type { DrizzleConfig, Logger, Query, RelationalSchemaConfig, TablesRelationalConfig, ExtractTablesWithRelations } from 'drizzle-orm';
@@ -64,7 +72,10 @@ export function drizzle<TSchema extends Record<string, unknown> = Record<string,
     const tables = extractTablesRelationalConfig<ExtractTablesWithRelations<TSchema>>(config.schema, createTableRelationsHelpers);
     schema = { fullSchema: config.schema, schema: tables.tables, tableNamesMap: tables.tableNamesMap };
   }
-  const session = new ResqSession<TSchema, ExtractTablesWithRelations<TSchema>>(database, database, dialect, schema, { logger, cache: config.cache });
+  const session = new ResqSession<TSchema, ExtractTablesWithRelations<TSchema>>(database, database, dialect, schema, {
+    logger,
+    cache: config.cache,
+  });
   const db = new ResqDrizzleDatabase<TSchema>('async', dialect, session, schema) as ResqDrizzleDatabase<TSchema> & { $client: Database };
   db.$client = database;
   if (config.cache) {
@@ -117,7 +128,10 @@ class ResqSession<TFullSchema extends Record<string, unknown>, TSchema extends T
    * transaction is `BEGIN IMMEDIATE`, and with one connection to the file
    * `exclusive` would change nothing.
    */
-  transaction<T>(fn: (tx: SQLiteTransaction<'async', RunResult, TFullSchema, TSchema>) => Promise<T>, _config?: SQLiteTransactionConfig): Promise<T> {
+  transaction<T>(
+    fn: (tx: SQLiteTransaction<'async', RunResult, TFullSchema, TSchema>) => Promise<T>,
+    _config?: SQLiteTransactionConfig,
+  ): Promise<T> {
     if (this.database === null) return Promise.reject(badParam('this session belongs to a transaction; use tx.transaction() to nest'));
     return this.database.transaction((tx) => {
       const session = new ResqSession<TFullSchema, TSchema>(tx, null, this.sqlite, this.schema, this.options);
@@ -161,7 +175,14 @@ interface PreparedInternals {
   queryWithCache<T>(sql: string, params: unknown[], run: () => Promise<T>): Promise<T>;
 }
 
-type ResqQueryConfig = PreparedQueryConfig & { type: 'async'; run: RunResult; all: unknown; get: unknown; values: unknown[][]; execute: unknown };
+type ResqQueryConfig = PreparedQueryConfig & {
+  type: 'async';
+  run: RunResult;
+  all: unknown;
+  get: unknown;
+  values: unknown[][];
+  execute: unknown;
+};
 
 class ResqPreparedQuery extends SQLitePreparedQuery<ResqQueryConfig> {
   static override readonly [entityKind]: string = 'ResqPreparedQuery';
@@ -205,7 +226,9 @@ class ResqPreparedQuery extends SQLitePreparedQuery<ResqQueryConfig> {
   }
 
   values(placeholderValues?: Record<string, unknown>): Promise<unknown[][]> {
-    return this.#send(placeholderValues, (sql, params) => valuesOf(this.#calls, sql, params, this.#select ? this.#fields?.length : undefined, this.#fields?.length));
+    return this.#send(placeholderValues, (sql, params) =>
+      valuesOf(this.#calls, sql, params, this.#select ? this.#fields?.length : undefined, this.#fields?.length),
+    );
   }
 
   override mapAllResult(rows: unknown[][]): unknown {
@@ -242,7 +265,13 @@ class ResqPreparedQuery extends SQLitePreparedQuery<ResqQueryConfig> {
  * RETURNING, raw SQL) is taken in key order, and refused where that order
  * cannot be trusted.
  */
-async function valuesOf(calls: Transaction, text: string, params: Params, renamed: number | undefined, columns: number | undefined): Promise<unknown[][]> {
+async function valuesOf(
+  calls: Transaction,
+  text: string,
+  params: Params,
+  renamed: number | undefined,
+  columns: number | undefined,
+): Promise<unknown[][]> {
   if (renamed) {
     const names = Array.from({ length: renamed }, (_, i) => `"c${i}"`);
     const rows = await calls.query(`with "resq_rows"(${names.join(', ')}) as (${text}) select * from "resq_rows"`, params);
@@ -257,7 +286,10 @@ const INDEX_KEY = /^(0|[1-9][0-9]*)$/;
 
 function inKeyOrder(row: Row, columns: number | undefined): unknown[] {
   const keys = Object.keys(row);
-  if ((columns !== undefined && keys.length !== columns) || (keys.length > 1 && keys.some((k) => INDEX_KEY.test(k) && Number(k) < 2 ** 32 - 1))) {
+  if (
+    (columns !== undefined && keys.length !== columns) ||
+    (keys.length > 1 && keys.some((k) => INDEX_KEY.test(k) && Number(k) < 2 ** 32 - 1))
+  ) {
     throw new ResqError(
       'RESQ_UNSUPPORTED',
       `resq-wasm/drizzle cannot tell this statement's result columns apart (${keys.join(', ')}): two share a name, or a name is an integer; give them distinct names`,

@@ -68,7 +68,8 @@ function checkOptions(options: unknown): number {
   }
   const o = options as OpenOptions;
   const timeout = o.transactionTimeout ?? DEFAULT_TRANSACTION_TIMEOUT;
-  if (typeof timeout !== 'number' || !(timeout > 0)) throw badParam('transactionTimeout must be a number of milliseconds, more than 0 (Infinity: never)');
+  if (typeof timeout !== 'number' || !(timeout > 0))
+    throw badParam('transactionTimeout must be a number of milliseconds, more than 0 (Infinity: never)');
   return timeout;
 }
 
@@ -126,13 +127,18 @@ export async function open(name: string, options: OpenOptions = {}): Promise<Dat
  * with the tabs that have it open, whose watches see the new contents),
  * or an open `Database` of any storage.
  */
-export async function importDatabase(target: string | Database, source: ImportSource, options: { key?: string | Uint8Array } = {}): Promise<void> {
+export async function importDatabase(
+  target: string | Database,
+  source: ImportSource,
+  options: { key?: string | Uint8Array } = {},
+): Promise<void> {
   if (options === null || typeof options !== 'object') throw badParam('importDatabase() options must be an object');
   for (const k of Object.keys(options)) if (k !== 'key') throw badParam(`importDatabase() has no option "${k}" (it takes key)`);
   checkSource(source);
   if (target instanceof Database) return target.importFrom(source, options.key);
   if (typeof target !== 'string') throw badParam('importDatabase() takes a database name such as "media.db", or an open Database');
-  if (target === ':memory:') throw badParam("a ':memory:' database is private to the open() that made it: pass that Database to importDatabase()");
+  if (target === ':memory:')
+    throw badParam("a ':memory:' database is private to the open() that made it: pass that Database to importDatabase()");
   // A key opens the database as well as the file: an encrypted file imports only into an encrypted database.
   const db = await open(target, { storage: 'opfs', ...(options.key === undefined ? {} : { key: options.key }) });
   try {

@@ -47,7 +47,10 @@ export async function unholdKey(held: HeldKey): Promise<Uint8Array> {
 
 /** HMAC-SHA256 of `challenge` under `key`: a held key's proof key, or {@link keyBytes}. */
 export async function keyProof(key: CryptoKey | Uint8Array, challenge: Uint8Array): Promise<Uint8Array> {
-  const k = key instanceof Uint8Array ? await crypto.subtle.importKey('raw', key as BufferSource, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']) : key;
+  const k =
+    key instanceof Uint8Array
+      ? await crypto.subtle.importKey('raw', key as BufferSource, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
+      : key;
   return new Uint8Array(await crypto.subtle.sign('HMAC', k, challenge as BufferSource));
 }
 
@@ -74,7 +77,13 @@ export async function linkKey(key: unknown): Promise<LinkKey> {
  * challenge answered with the key), 'gone' if that worker went first
  * (`leaderGone`), or why this tab may not follow (for RESQ_BAD_KEY).
  */
-export async function answerChallenge(hello: Hello, port: MessagePort, key: LinkKey, name: string, leaderGone: Promise<null>): Promise<'ok' | 'gone' | { refusal: string }> {
+export async function answerChallenge(
+  hello: Hello,
+  port: MessagePort,
+  key: LinkKey,
+  name: string,
+  leaderGone: Promise<null>,
+): Promise<'ok' | 'gone' | { refusal: string }> {
   const proof = key && 'held' in key ? key.held.proof : null;
   if (!hello.encrypted && proof) return { refusal: `${name} is not encrypted: open it without a key` };
   if (hello.encrypted && !proof) return { refusal: `${name} is encrypted: open it with its key` };

@@ -148,7 +148,12 @@ class ResqDriver implements Driver {
 }
 
 /** `SAVEPOINT name` and its kin, the name quoted by Kysely's compiler. */
-async function savepointCommand(connection: DatabaseConnection, command: string, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+async function savepointCommand(
+  connection: DatabaseConnection,
+  command: string,
+  name: string,
+  compile: QueryCompiler['compileQuery'],
+): Promise<void> {
   const node = RawNode.createWithChildren([RawNode.createWithSql(`${command} `), IdentifierNode.create(name)]);
   await connection.executeQuery(compile(node, createQueryId()));
 }

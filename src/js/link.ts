@@ -26,7 +26,20 @@
 import { Client, startWorker } from './client.js';
 import { ResqError } from './errors.js';
 import { answerChallenge, linkKey, type LinkKey } from './keyproof.js';
-import { ENCRYPTED_WORKER_NAME, WORKER_NAME, transfersOf, type BrokerReply, type BrokerRequest, type Hello, type Op, type Push, type Replies, type Requests, type Storage, type WatchResult } from './protocol.js';
+import {
+  ENCRYPTED_WORKER_NAME,
+  WORKER_NAME,
+  transfersOf,
+  type BrokerReply,
+  type BrokerRequest,
+  type Hello,
+  type Op,
+  type Push,
+  type Replies,
+  type Requests,
+  type Storage,
+  type WatchResult,
+} from './protocol.js';
 
 export interface LinkOptions {
   name: string;
@@ -155,7 +168,13 @@ export class Link {
       .catch((err) => this.#fatal(err));
     if (this.#shared) {
       const timer = setTimeout(
-        () => this.#fatal(new ResqError('RESQ_LOCKED', `${opts.name} is held by another tab or worker that did not let this one in within ${OPEN_WAIT_MS / 1000} s`)),
+        () =>
+          this.#fatal(
+            new ResqError(
+              'RESQ_LOCKED',
+              `${opts.name} is held by another tab or worker that did not let this one in within ${OPEN_WAIT_MS / 1000} s`,
+            ),
+          ),
         OPEN_WAIT_MS,
       );
       this.ready.finally(() => clearTimeout(timer)).catch(() => {});
@@ -170,7 +189,20 @@ export class Link {
     if (op === 'close' && !client && this.#calls.length === 0) return Promise.resolve(null as Replies[K]);
     const commit = op === 'execute' && (fields as Requests['execute']).txn === 'commit';
     return new Promise((resolve, reject) => {
-      const c: Call = { op, fields: fields as Record<string, unknown>, transfer, generation, commit, seq: ++this.#seq, on: null, carried: false, again: false, losses: 0, resolve: resolve as (v: unknown) => void, reject };
+      const c: Call = {
+        op,
+        fields: fields as Record<string, unknown>,
+        transfer,
+        generation,
+        commit,
+        seq: ++this.#seq,
+        on: null,
+        carried: false,
+        again: false,
+        losses: 0,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+      };
       this.#calls.push(c);
       this.#flush();
     });
@@ -303,7 +335,9 @@ export class Link {
         .catch(() => held());
     });
     if (typeof SharedWorker === 'function') {
-      const broker = startWorker(() => new SharedWorker(new URL('./broker.js', import.meta.url), { type: 'module', name: 'resq-wasm broker' }));
+      const broker = startWorker(
+        () => new SharedWorker(new URL('./broker.js', import.meta.url), { type: 'module', name: 'resq-wasm broker' }),
+      );
       this.#broker = broker.port;
       broker.port.onmessage = (e: MessageEvent<BrokerReply>) => this.#fromBroker(e.data, e.ports[0]);
     }
@@ -398,7 +432,16 @@ export class Link {
     try {
       const { name, storage, blobTransferThreshold, timeout } = this.#opts;
       const key = this.#key === null ? {} : 'held' in this.#key ? { heldKey: this.#key.held } : { key: this.#key.invalid };
-      await client.call('open', { name, storage, blobTransferThreshold, timeout, lock, tab: this.#tabLock, ...key, ...(this.#encrypting ? { encrypt: true } : {}) });
+      await client.call('open', {
+        name,
+        storage,
+        blobTransferThreshold,
+        timeout,
+        lock,
+        tab: this.#tabLock,
+        ...key,
+        ...(this.#encrypting ? { encrypt: true } : {}),
+      });
       this.#encrypting?.resolve();
       this.#encrypting = null;
     } catch (err) {
@@ -502,7 +545,8 @@ export class Link {
       // calls still waiting on it go to the next leader.
       onClosing: () => this.#lose(client, 'the tab that held the database closed it'),
       onExpired: () => this.onExpired?.(),
-      onRekeyed: () => this.#fatal(new ResqError('RESQ_BAD_KEY', `another tab changed the key of ${this.#opts.name}: open it again with the new key`)),
+      onRekeyed: () =>
+        this.#fatal(new ResqError('RESQ_BAD_KEY', `another tab changed the key of ${this.#opts.name}: open it again with the new key`)),
       onDeath: () => this.#lost(client),
     });
     return client;

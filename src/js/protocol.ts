@@ -44,7 +44,17 @@ export interface Requests {
    */
   /** `heldKey`: the key, held (keyproof.ts); `key`: a value given as one that is none, to be refused. */
   /** `encrypt`: finish a `rekey(key)` of a plain database (the reply 'moved'): encrypt it under `heldKey`. */
-  open: { name: string; storage: Storage; blobTransferThreshold: number; lock: string; tab: string; timeout: number; heldKey?: HeldKey; key?: unknown; encrypt?: boolean };
+  open: {
+    name: string;
+    storage: Storage;
+    blobTransferThreshold: number;
+    lock: string;
+    tab: string;
+    timeout: number;
+    heldKey?: HeldKey;
+    key?: unknown;
+    encrypt?: boolean;
+  };
   /**
    * `staged`: the parameters hold staged blobs ({@link StagedRef}) to store.
    * `tx` (these four ops): a `transaction()` callback's call, whose SQL may

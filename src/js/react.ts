@@ -55,7 +55,8 @@ const isDatabase = (d: Database | Promise<Database>): d is Database => typeof (d
 
 function useProvided(): Provided {
   const p = useContext(DatabaseContext);
-  if (!p) throw new ResqError('RESQ_BAD_PARAM', 'resq-wasm/react: useDatabase, useQuery and useBlobUrl need a <DatabaseProvider> above them');
+  if (!p)
+    throw new ResqError('RESQ_BAD_PARAM', 'resq-wasm/react: useDatabase, useQuery and useBlobUrl need a <DatabaseProvider> above them');
   return p;
 }
 

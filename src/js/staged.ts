@@ -124,7 +124,8 @@ export class StagedBlob extends StagedParam {
   /** Used when this staged blob is passed as a parameter (not for application code). */
   stagedId(label: string, owner: object): number {
     if (this.#state !== 'open') throw this.#refusal(`${label}: `);
-    if (owner !== this.#owner) throw badParam(`${label}: this staged blob belongs to another database; stage the value in the database that stores it`);
+    if (owner !== this.#owner)
+      throw badParam(`${label}: this staged blob belongs to another database; stage the value in the database that stores it`);
     return this.#id;
   }
 

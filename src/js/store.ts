@@ -59,7 +59,11 @@ const LOADING: QueryState<never> = Object.freeze({ rows: undefined, error: undef
  */
 export function queryKey(sql: string, params: Params | undefined, bytes: boolean): string {
   return JSON.stringify([sql, params ?? null, bytes], (_, v: unknown) =>
-    typeof v === 'bigint' ? { bigint: String(v) } : ArrayBuffer.isView(v) ? { bytes: Array.from(new Uint8Array(v.buffer, v.byteOffset, v.byteLength)) } : v,
+    typeof v === 'bigint'
+      ? { bigint: String(v) }
+      : ArrayBuffer.isView(v)
+        ? { bytes: Array.from(new Uint8Array(v.buffer, v.byteOffset, v.byteLength)) }
+        : v,
   );
 }
 
@@ -71,7 +75,13 @@ export function queryStore(db: Database, sql: string, params?: Params, options: 
 }
 
 /** {@link queryStore}, with the form as a flag, and the query's key if the caller has it already (the bindings do). */
-export function storeFor(db: Database, sql: string, params: Params | undefined, bytes: boolean, key = queryKey(sql, params, bytes)): QueryStore<unknown> {
+export function storeFor(
+  db: Database,
+  sql: string,
+  params: Params | undefined,
+  bytes: boolean,
+  key = queryKey(sql, params, bytes),
+): QueryStore<unknown> {
   let byQuery = stores.get(db);
   if (!byQuery) stores.set(db, (byQuery = new Map()));
   let store = byQuery.get(key);
@@ -83,7 +93,14 @@ export function storeFor(db: Database, sql: string, params: Params | undefined, 
  * A store, kept in `byQuery` under `key` while it watches (one that ended
  * and is subscribed again, by someone who kept it, watches again).
  */
-function makeStore(db: Database, sql: string, params: Params | undefined, bytes: boolean, byQuery: Map<string, QueryStore<unknown>>, key: string): QueryStore<unknown> {
+function makeStore(
+  db: Database,
+  sql: string,
+  params: Params | undefined,
+  bytes: boolean,
+  byQuery: Map<string, QueryStore<unknown>>,
+  key: string,
+): QueryStore<unknown> {
   const e: Entry = { state: LOADING, listeners: new Set(), watch: null, ending: false };
   const set = (state: QueryState<unknown>) => {
     e.state = state;

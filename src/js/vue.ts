@@ -10,7 +10,18 @@
 // Arguments may be plain values, refs or getters: a change of one (the
 // parameters compared by value) moves to that query's result.
 
-import { inject, onScopeDispose, provide, shallowRef, toValue, watch, type InjectionKey, type MaybeRefOrGetter, type Ref, type ShallowRef } from 'vue';
+import {
+  inject,
+  onScopeDispose,
+  provide,
+  shallowRef,
+  toValue,
+  watch,
+  type InjectionKey,
+  type MaybeRefOrGetter,
+  type Ref,
+  type ShallowRef,
+} from 'vue';
 import type { Database } from './database.js';
 import { ResqError } from './errors.js';
 import type { Params } from './params.js';
@@ -28,7 +39,11 @@ export function provideDatabase(database: Database | Promise<Database>): Shallow
   if (typeof (database as Promise<Database>).then === 'function') {
     (database as Promise<Database>).then(
       (d) => (ref.value = d),
-      (error: unknown) => (failed.value = error instanceof ResqError ? error : new ResqError('RESQ_BAD_PARAM', `the database given to provideDatabase() did not open: ${String(error)}`)),
+      (error: unknown) =>
+        (failed.value =
+          error instanceof ResqError
+            ? error
+            : new ResqError('RESQ_BAD_PARAM', `the database given to provideDatabase() did not open: ${String(error)}`)),
     );
   } else {
     ref.value = database as Database;
@@ -41,7 +56,8 @@ export function provideDatabase(database: Database | Promise<Database>): Shallow
 /** The provided database, as a ref: undefined while its promise is pending. */
 export function useDatabase(): ShallowRef<Database | undefined> {
   const ref = inject(DATABASE, null);
-  if (!ref) throw new ResqError('RESQ_BAD_PARAM', 'resq-wasm/vue: useDatabase, useQuery and useBlobUrl need provideDatabase() in an ancestor');
+  if (!ref)
+    throw new ResqError('RESQ_BAD_PARAM', 'resq-wasm/vue: useDatabase, useQuery and useBlobUrl need provideDatabase() in an ancestor');
   return ref;
 }
 
@@ -56,9 +72,21 @@ export interface QueryRefs<T> {
  * commit (in any tab) that changes its result. With `{ bytes: true }`,
  * `rows` holds the result as `queryBytes` gives it.
  */
-export function useQuery<R extends Row = Row>(sql: MaybeRefOrGetter<string>, params?: MaybeRefOrGetter<Params | undefined>, options?: { bytes?: false }): QueryRefs<R[]>;
-export function useQuery(sql: MaybeRefOrGetter<string>, params: MaybeRefOrGetter<Params | undefined>, options: { bytes: true }): QueryRefs<Uint8Array>;
-export function useQuery(sql: MaybeRefOrGetter<string>, params?: MaybeRefOrGetter<Params | undefined>, options: { bytes?: boolean } = {}): QueryRefs<unknown> {
+export function useQuery<R extends Row = Row>(
+  sql: MaybeRefOrGetter<string>,
+  params?: MaybeRefOrGetter<Params | undefined>,
+  options?: { bytes?: false },
+): QueryRefs<R[]>;
+export function useQuery(
+  sql: MaybeRefOrGetter<string>,
+  params: MaybeRefOrGetter<Params | undefined>,
+  options: { bytes: true },
+): QueryRefs<Uint8Array>;
+export function useQuery(
+  sql: MaybeRefOrGetter<string>,
+  params?: MaybeRefOrGetter<Params | undefined>,
+  options: { bytes?: boolean } = {},
+): QueryRefs<unknown> {
   const database = useDatabase();
   const failed = inject(FAILED, shallowRef(undefined));
   const bytes = options.bytes === true;

@@ -56,7 +56,9 @@ impl Export {
         let (pages, page_size) = sizes(conn)?;
         let pages_from = match conn.main_file() {
             Some(file) => Pages::File { file, scratch: Vec::new() },
-            None => Pages::Scan(conn.prepare(PAGES, 0)?.0.ok_or_else(|| Error::BadParam("internal SQL holds no statement".into()))?),
+            None => Pages::Scan(
+                conn.prepare(PAGES, 0)?.0.ok_or_else(|| Error::BadParam("internal SQL holds no statement".into()))?,
+            ),
         };
         Ok(Export { pages_from, page_size, pages, done: 0 })
     }
@@ -105,7 +107,10 @@ impl Export {
                         let p = ffi::sqlite3_column_blob(stmt, 0) as *const u8;
                         let len = ffi::sqlite3_column_bytes(stmt, 0) as usize;
                         if p.is_null() || len as u64 != self.page_size {
-                            return Err(Error::Sqlite { errno: ffi::SQLITE_CORRUPT, message: format!("page {} could not be read whole", self.done + i + 1) });
+                            return Err(Error::Sqlite {
+                                errno: ffi::SQLITE_CORRUPT,
+                                message: format!("page {} could not be read whole", self.done + i + 1),
+                            });
                         }
                         std::slice::from_raw_parts(p, len)
                     };
@@ -137,7 +142,9 @@ pub fn sizes(conn: &Conn) -> Result<(u64, u64)> {
 pub fn check(src: &Conn) -> Result<()> {
     let found = src.texts("PRAGMA quick_check(3)", |_| {}).map_err(|e| match e {
         // Pages SQLite could not even read as a database (its schema, say).
-        Error::Sqlite { errno, message } => Error::Sqlite { errno, message: format!("the database file is damaged: {message}") },
+        Error::Sqlite { errno, message } => {
+            Error::Sqlite { errno, message: format!("the database file is damaged: {message}") }
+        }
         e => e,
     })?;
     if found.len() == 1 && found[0] == "ok" {
@@ -196,8 +203,14 @@ pub fn copy(dest: &Conn, src: &Conn) -> Result<()> {
 pub fn admit(head: &[u8], size: u64, into_encrypted: bool, key_given: bool) -> Result<bool> {
     let encrypted = looks_encrypted(head);
     match (encrypted, into_encrypted) {
-        (true, false) => Err(Error::BadKey("the imported file is encrypted, and this database is not: import it into a database opened with a key".into())),
-        (false, true) if looks_plain(head) => Err(Error::BadKey("the imported file is not encrypted, and this database is: a plain file imports into a plain database".into())),
+        (true, false) => Err(Error::BadKey(
+            "the imported file is encrypted, and this database is not: import it into a database opened with a key"
+                .into(),
+        )),
+        (false, true) if looks_plain(head) => Err(Error::BadKey(
+            "the imported file is not encrypted, and this database is: a plain file imports into a plain database"
+                .into(),
+        )),
         (true, true) if !key_given => Err(Error::BadKey("the imported file is encrypted: pass its key".into())),
         // The copy takes the file's page size.
         (true, true) => cipher::large_enough(layout(head)? as i64, "the imported file").map(|_| true),

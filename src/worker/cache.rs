@@ -78,7 +78,13 @@ impl IndexMut<usize> for Cache {
 
 /// Binds the arena's values to `stmt`; a `Value::Streamed` gets a fresh
 /// placeholder and joins the returned list, labelled from `labels` in order.
-pub fn bind_arena(conn: &Conn, stmt: *mut ffi::sqlite3_stmt, arena: &Arena, placeholders: &mut Placeholders, labels: Vec<String>) -> Result<Vec<Streamed>> {
+pub fn bind_arena(
+    conn: &Conn,
+    stmt: *mut ffi::sqlite3_stmt,
+    arena: &Arena,
+    placeholders: &mut Placeholders,
+    labels: Vec<String>,
+) -> Result<Vec<Streamed>> {
     let mut labels = labels.into_iter();
     let mut streamed = Vec::new();
     for (i, v) in arena.values().iter().enumerate() {
@@ -92,7 +98,14 @@ pub fn bind_arena(conn: &Conn, stmt: *mut ffi::sqlite3_stmt, arena: &Arena, plac
                 Value::Real(f) => ffi::sqlite3_bind_double(stmt, i, f),
                 Value::Text(s) => {
                     let b = arena.bytes(s);
-                    ffi::sqlite3_bind_text64(stmt, i, b.as_ptr().cast(), b.len() as u64, ffi::SQLITE_STATIC(), ffi::SQLITE_UTF8 as u8)
+                    ffi::sqlite3_bind_text64(
+                        stmt,
+                        i,
+                        b.as_ptr().cast(),
+                        b.len() as u64,
+                        ffi::SQLITE_STATIC(),
+                        ffi::SQLITE_UTF8 as u8,
+                    )
                 }
                 Value::Blob(s) => {
                     let b = arena.bytes(s);
@@ -107,7 +120,13 @@ pub fn bind_arena(conn: &Conn, stmt: *mut ffi::sqlite3_stmt, arena: &Arena, plac
                     let placeholder = placeholders.fresh();
                     let label = labels.next().unwrap_or_else(|| format!("parameter {i}"));
                     streamed.push(Streamed { label, size, placeholder });
-                    ffi::sqlite3_bind_blob64(stmt, i, placeholder.as_ptr().cast(), placeholder.len() as u64, ffi::SQLITE_TRANSIENT())
+                    ffi::sqlite3_bind_blob64(
+                        stmt,
+                        i,
+                        placeholder.as_ptr().cast(),
+                        placeholder.len() as u64,
+                        ffi::SQLITE_TRANSIENT(),
+                    )
                 }
             }
         };

@@ -30,7 +30,8 @@ use std::ptr;
 const CREATE: &str =
     "CREATE TABLE IF NOT EXISTS sqlite_resq_calls(tab TEXT NOT NULL, seq INTEGER NOT NULL, result BLOB NOT NULL, PRIMARY KEY(tab, seq)) WITHOUT ROWID";
 
-const CALL: Savepoint = Savepoint { begin: "SAVEPOINT resq_call", release: "RELEASE resq_call", rollback: "ROLLBACK TO resq_call" };
+const CALL: Savepoint =
+    Savepoint { begin: "SAVEPOINT resq_call", release: "RELEASE resq_call", rollback: "ROLLBACK TO resq_call" };
 
 /// One connection's record keeping: the savepoint of the call being run,
 /// and the two statements every recorded write runs, prepared once (a
@@ -93,7 +94,9 @@ impl Calls {
     /// then they are prepared again, once.
     fn put(&mut self, conn: &Conn, tab: &str, seq: i64, below: i64, result: &[u8]) -> Result<()> {
         match self.put_once(conn, tab, seq, below, result) {
-            Err(Error::Sqlite { message, .. }) if message.contains("no such table") => self.put_once(conn, tab, seq, below, result),
+            Err(Error::Sqlite { message, .. }) if message.contains("no such table") => {
+                self.put_once(conn, tab, seq, below, result)
+            }
             r => r,
         }
     }
@@ -104,7 +107,8 @@ impl Calls {
                 create(conn)?;
             }
             let delete = prepared(conn, "DELETE FROM sqlite_resq_calls WHERE tab = ?1 AND seq < ?2")?;
-            let insert = prepared(conn, "INSERT OR REPLACE INTO sqlite_resq_calls(tab, seq, result) VALUES (?1, ?2, ?3)")?;
+            let insert =
+                prepared(conn, "INSERT OR REPLACE INTO sqlite_resq_calls(tab, seq, result) VALUES (?1, ?2, ?3)")?;
             self.writes = Some(Writes { delete, insert });
         }
         let w = self.writes.as_ref().expect("prepared above");
@@ -153,7 +157,9 @@ impl Calls {
     /// The answer recorded for call `seq` of `tab`, if it committed.
     pub fn find(&self, db: &Db, tab: &str, seq: i64) -> Result<Option<Vec<u8>>> {
         let conn = db.conn();
-        let Some(stmt) = prepare_if_recording(conn, "SELECT result FROM sqlite_resq_calls WHERE tab = ?1 AND seq = ?2")? else {
+        let Some(stmt) =
+            prepare_if_recording(conn, "SELECT result FROM sqlite_resq_calls WHERE tab = ?1 AND seq = ?2")?
+        else {
             return Ok(None);
         };
         unsafe {

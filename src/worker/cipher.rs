@@ -176,9 +176,12 @@ pub fn rekey(conn: &Conn, key: Option<&Key>) -> Result<()> {
                 encryptable(conn, "the database")?;
                 key.material()
             }
-            (Some(_), None) => return Err(Error::Unsupported("rekey(key): this connection is not on the encrypting VFS".into())),
+            (Some(_), None) => {
+                return Err(Error::Unsupported("rekey(key): this connection is not on the encrypting VFS".into()))
+            }
         };
-        let (ptr, len) = if material.is_empty() { (std::ptr::null(), 0) } else { (material.as_ptr().cast(), material.len() as i32) };
+        let (ptr, len) =
+            if material.is_empty() { (std::ptr::null(), 0) } else { (material.as_ptr().cast(), material.len() as i32) };
         // SAFETY: the connection is open; SQLite3MC copies what it keeps.
         let rc = unsafe { sqlite_wasm_rs::sqlite3_rekey_v2(conn.raw(), c"main".as_ptr(), ptr, len) };
         material.fill(0);
@@ -341,15 +344,21 @@ fn journal_page1(conn: &Conn, vfs: &str) -> Option<[u8; 24]> {
         let mut space = vec![0u64; ((*v).szOsFile as usize).div_ceil(8)];
         let file = space.as_mut_ptr().cast::<ffi::sqlite3_file>();
         let mut out = 0;
-        if ((*v).xOpen?)(v, path.as_ptr(), file, ffi::SQLITE_OPEN_READONLY | ffi::SQLITE_OPEN_MAIN_JOURNAL, &mut out) != ffi::SQLITE_OK {
+        if ((*v).xOpen?)(v, path.as_ptr(), file, ffi::SQLITE_OPEN_READONLY | ffi::SQLITE_OPEN_MAIN_JOURNAL, &mut out)
+            != ffi::SQLITE_OK
+        {
             return None;
         }
         let methods = &*(*file).pMethods;
-        let read = |buf: &mut [u8], at: u64| (methods.xRead.expect("files read"))(file, buf.as_mut_ptr().cast(), buf.len() as i32, at as i64) == ffi::SQLITE_OK;
+        let read = |buf: &mut [u8], at: u64| {
+            (methods.xRead.expect("files read"))(file, buf.as_mut_ptr().cast(), buf.len() as i32, at as i64)
+                == ffi::SQLITE_OK
+        };
         let mut size = 0i64;
         let mut header = [0u8; 28];
         let found = (|| {
-            if (methods.xFileSize?)(file, &mut size) != ffi::SQLITE_OK || !read(&mut header, 0) || header[..8] != MAGIC {
+            if (methods.xFileSize?)(file, &mut size) != ffi::SQLITE_OK || !read(&mut header, 0) || header[..8] != MAGIC
+            {
                 return None;
             }
             let be = |at: usize| u32::from_be_bytes(header[at..at + 4].try_into().expect("4 bytes")) as u64;
@@ -374,6 +383,8 @@ fn head(conn: &Conn) -> Option<[u8; 24]> {
     let file = conn.main_file()?;
     let mut head = [0u8; 24];
     // SAFETY: the connection's file is open; `head` is live for the call.
-    let rc = unsafe { ((*(*file).pMethods).xRead.expect("files read"))(file, head.as_mut_ptr().cast(), head.len() as i32, 0) };
+    let rc = unsafe {
+        ((*(*file).pMethods).xRead.expect("files read"))(file, head.as_mut_ptr().cast(), head.len() as i32, 0)
+    };
     (rc == sqlite_wasm_rs::SQLITE_OK).then_some(head)
 }

@@ -71,7 +71,8 @@ impl Conn {
             let msg = CStr::from_ptr(ffi::sqlite3_errmsg(self.raw)).to_string_lossy().into_owned();
             (if code & 0xff == rc & 0xff { code } else { rc }, msg)
         };
-        if self.quota && (errno & 0xff == ffi::SQLITE_FULL || (errno == ffi::SQLITE_IOERR_WRITE && self.short_write())) {
+        if self.quota && (errno & 0xff == ffi::SQLITE_FULL || (errno == ffi::SQLITE_IOERR_WRITE && self.short_write()))
+        {
             return Error::Quota(format!("the origin's storage quota is used up; free space (delete rows, then VACUUM) or ask for more with navigator.storage.persist() (SQLite: {message})"));
         }
         if errno == ffi::SQLITE_TOOBIG {
@@ -92,7 +93,12 @@ impl Conn {
         // SAFETY: the handle is open; the VFS pointer SQLite gives is live
         // while it is; xGetLastError writes at most `buf.len()` bytes, NUL included.
         unsafe {
-            let rc = ffi::sqlite3_file_control(self.raw, main.as_ptr(), ffi::SQLITE_FCNTL_VFS_POINTER, (&raw mut vfs).cast::<c_void>());
+            let rc = ffi::sqlite3_file_control(
+                self.raw,
+                main.as_ptr(),
+                ffi::SQLITE_FCNTL_VFS_POINTER,
+                (&raw mut vfs).cast::<c_void>(),
+            );
             if rc != ffi::SQLITE_OK || vfs.is_null() {
                 return false;
             }
@@ -112,7 +118,14 @@ impl Conn {
         let mut file: *mut ffi::sqlite3_file = ptr::null_mut();
         // SAFETY: SQLite writes the handle, live while the connection is
         // open; a `:memory:` database's has no methods.
-        let rc = unsafe { ffi::sqlite3_file_control(self.raw, c"main".as_ptr(), ffi::SQLITE_FCNTL_FILE_POINTER, (&raw mut file).cast::<c_void>()) };
+        let rc = unsafe {
+            ffi::sqlite3_file_control(
+                self.raw,
+                c"main".as_ptr(),
+                ffi::SQLITE_FCNTL_FILE_POINTER,
+                (&raw mut file).cast::<c_void>(),
+            )
+        };
         if self.encrypted && rc == ffi::SQLITE_OK && !file.is_null() {
             // SAFETY: SQLite3MC's file (`struct sqlite3mc_file`) begins with
             // its `sqlite3_file`, then the pointer to the real file.
@@ -155,7 +168,12 @@ impl Conn {
     /// consults its authorizer only while it prepares, so this is where a
     /// statement tells what it reads and writes, its triggers and views
     /// included. The authorizer is removed again before this returns.
-    pub fn prepare_noting<'s>(&self, sql: &'s str, flags: u32, note: &mut dyn FnMut(&Access)) -> Result<(Option<Statement>, &'s str)> {
+    pub fn prepare_noting<'s>(
+        &self,
+        sql: &'s str,
+        flags: u32,
+        note: &mut dyn FnMut(&Access),
+    ) -> Result<(Option<Statement>, &'s str)> {
         let mut note = note;
         let ctx = &mut note as *mut &mut dyn FnMut(&Access) as *mut c_void;
         unsafe { ffi::sqlite3_set_authorizer(self.raw, Some(on_authorize), ctx) };
@@ -193,7 +211,12 @@ impl Conn {
 
     /// Runs internal SQL that returns one BLOB and hands its bytes to `f`
     /// (empty for NULL); no row is `RESQ_NOT_FOUND`.
-    pub fn blob(&self, sql: &str, bind: impl FnOnce(*mut ffi::sqlite3_stmt), f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    pub fn blob(
+        &self,
+        sql: &str,
+        bind: impl FnOnce(*mut ffi::sqlite3_stmt),
+        f: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
         let stmt = self.prepare(sql, 0)?.0.ok_or_else(|| Error::BadParam("internal SQL holds no statement".into()))?;
         bind(stmt.raw());
         match unsafe { ffi::sqlite3_step(stmt.raw()) } {
@@ -238,7 +261,9 @@ impl Conn {
 
     /// Turns triggers on or off for statements prepared from now on.
     pub fn set_triggers(&self, on: bool) -> Result<()> {
-        let rc = unsafe { ffi::sqlite3_db_config(self.raw, ffi::SQLITE_DBCONFIG_ENABLE_TRIGGER, on as c_int, ptr::null_mut::<c_int>()) };
+        let rc = unsafe {
+            ffi::sqlite3_db_config(self.raw, ffi::SQLITE_DBCONFIG_ENABLE_TRIGGER, on as c_int, ptr::null_mut::<c_int>())
+        };
         if rc != ffi::SQLITE_OK {
             return Err(self.error(rc));
         }
@@ -251,7 +276,15 @@ impl Conn {
         let (db_c, table_c, column_c) = (cstring(db)?, cstring(table)?, cstring(column)?);
         let mut h = ptr::null_mut();
         let rc = unsafe {
-            ffi::sqlite3_blob_open(self.raw, db_c.as_ptr(), table_c.as_ptr(), column_c.as_ptr(), rowid, write as c_int, &mut h)
+            ffi::sqlite3_blob_open(
+                self.raw,
+                db_c.as_ptr(),
+                table_c.as_ptr(),
+                column_c.as_ptr(),
+                rowid,
+                write as c_int,
+                &mut h,
+            )
         };
         if rc == ffi::SQLITE_OK {
             return Ok(BlobHandle::from_raw(h));
@@ -338,7 +371,14 @@ pub unsafe fn column_text(stmt: *mut ffi::sqlite3_stmt, i: i32) -> String {
 
 /// Binds a string parameter (copied by SQLite).
 pub unsafe fn bind_text(stmt: *mut ffi::sqlite3_stmt, i: i32, s: &str) {
-    ffi::sqlite3_bind_text64(stmt, i, s.as_ptr().cast(), s.len() as u64, ffi::SQLITE_TRANSIENT(), ffi::SQLITE_UTF8 as u8);
+    ffi::sqlite3_bind_text64(
+        stmt,
+        i,
+        s.as_ptr().cast(),
+        s.len() as u64,
+        ffi::SQLITE_TRANSIENT(),
+        ffi::SQLITE_UTF8 as u8,
+    );
 }
 
 /// Binds a BLOB parameter (copied by SQLite).

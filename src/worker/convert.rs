@@ -69,7 +69,9 @@ impl Params {
         match self {
             Params::None => JsValue::UNDEFINED,
             Params::Positional(a) => a.get(index as u32),
-            Params::Named(obj, keys) => Reflect::get(obj, &JsValue::from_str(&keys[index])).unwrap_or(JsValue::UNDEFINED),
+            Params::Named(obj, keys) => {
+                Reflect::get(obj, &JsValue::from_str(&keys[index])).unwrap_or(JsValue::UNDEFINED)
+            }
         }
     }
 }
@@ -78,7 +80,12 @@ impl Params {
 /// each value in the arena. `Blob`s (a `File`, a staged value) become
 /// `Value::Streamed` and join `blobs` when the call can stream them (else they
 /// are refused); their labels come back in order.
-pub fn bind_params(params: &Params, names: &[Option<String>], arena: &mut Arena, mut blobs: Option<&mut Vec<Blob>>) -> Result<Vec<String>, Error> {
+pub fn bind_params(
+    params: &Params,
+    names: &[Option<String>],
+    arena: &mut Arena,
+    mut blobs: Option<&mut Vec<Blob>>,
+) -> Result<Vec<String>, Error> {
     let mut labels = Vec::new();
     for slot in plan(names, params.supplied())? {
         let label = || slot.label.describe(params.keys());
@@ -149,7 +156,9 @@ pub fn key_from_js(v: &JsValue) -> Result<Option<Key>, Error> {
         bytes.copy_to(&mut raw);
         return Ok(Some(Key::Raw(raw)));
     }
-    Err(Error::BadParam("key must be a passphrase (a non-empty string, valid Unicode) or 32 raw bytes (a Uint8Array)".into()))
+    Err(Error::BadParam(
+        "key must be a passphrase (a non-empty string, valid Unicode) or 32 raw bytes (a Uint8Array)".into(),
+    ))
 }
 
 /// A `Uint8Array` over the bytes of an `ArrayBuffer` or any `ArrayBufferView`.

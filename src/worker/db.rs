@@ -15,8 +15,8 @@ use super::conn::Conn;
 use super::handle::Statement;
 use super::hooks::Hooks;
 use super::reads::Reads;
-use super::rows::{Columns, RowWriter};
 pub use super::rows::Rows;
+use super::rows::{Columns, RowWriter};
 use super::source::{self, ReadAt};
 use super::streams::{self, Footprint, Stream, Streamed};
 use super::tables;
@@ -40,7 +40,6 @@ pub type BindSet<'a> = dyn FnMut(usize, &[Option<String>], &mut Arena) -> Result
 
 const ONE_STATEMENT: &str = "with parameters, execute takes exactly one statement (run a script without parameters)";
 
-
 /// A savepoint's three statements, written out once each.
 pub struct Savepoint {
     pub begin: &'static str,
@@ -48,9 +47,12 @@ pub struct Savepoint {
     pub rollback: &'static str,
 }
 
-const SCRIPT: Savepoint = Savepoint { begin: "SAVEPOINT resq_script", release: "RELEASE resq_script", rollback: "ROLLBACK TO resq_script" };
-const BATCH: Savepoint = Savepoint { begin: "SAVEPOINT resq_batch", release: "RELEASE resq_batch", rollback: "ROLLBACK TO resq_batch" };
-const STREAM: Savepoint = Savepoint { begin: "SAVEPOINT resq_stream", release: "RELEASE resq_stream", rollback: "ROLLBACK TO resq_stream" };
+const SCRIPT: Savepoint =
+    Savepoint { begin: "SAVEPOINT resq_script", release: "RELEASE resq_script", rollback: "ROLLBACK TO resq_script" };
+const BATCH: Savepoint =
+    Savepoint { begin: "SAVEPOINT resq_batch", release: "RELEASE resq_batch", rollback: "ROLLBACK TO resq_batch" };
+const STREAM: Savepoint =
+    Savepoint { begin: "SAVEPOINT resq_stream", release: "RELEASE resq_stream", rollback: "ROLLBACK TO resq_stream" };
 
 // Field order is drop order: statements and blob handles before the
 // connection. The hooks are removed first, by `Drop`.
@@ -145,7 +147,8 @@ impl Db {
 
     /// Runs one parameterless statement (savepoints, pragmas).
     fn exec_simple(&mut self, sql: &str) -> Result<()> {
-        let at = self.cache.prepare(&self.conn, sql)?.ok_or_else(|| Error::BadParam("one statement expected".into()))?;
+        let at =
+            self.cache.prepare(&self.conn, sql)?.ok_or_else(|| Error::BadParam("one statement expected".into()))?;
         let r = self.conn.step_all(self.cache[at].stmt.raw());
         self.release(at);
         r
@@ -270,7 +273,9 @@ impl Db {
         let run = (|| {
             let (stmt, footprint, streamed) = self.prepare_streaming(sql, bind)?;
             let (conn, hooks) = (&self.conn, &self.hooks);
-            streams::run(conn, &footprint, &streamed, false, |watch| hooks.watching(watch, || conn.step_all(stmt.raw())))
+            streams::run(conn, &footprint, &streamed, false, |watch| {
+                hooks.watching(watch, || conn.step_all(stmt.raw()))
+            })
         })();
         self.arena.clear();
         self.keep_streams(mark, run)
@@ -293,7 +298,9 @@ impl Db {
     fn keep_streams<T>(&mut self, mark: Mark, run: Result<(Vec<Stream>, T)>) -> Result<T> {
         match run {
             // Nothing to write (the statement changed no row): done now.
-            Ok((streams, value)) if streams.iter().all(Stream::is_empty) => self.end_savepoint(&STREAM, mark, Ok(value)),
+            Ok((streams, value)) if streams.iter().all(Stream::is_empty) => {
+                self.end_savepoint(&STREAM, mark, Ok(value))
+            }
             Ok((streams, value)) => {
                 self.streams = streams;
                 self.stream_mark = mark;
@@ -386,12 +393,15 @@ impl Db {
                 .ok_or_else(|| Error::BadParam("executeBatch takes exactly one statement".into()))?;
             let mut changes = 0i64;
             for n in 0..sets {
-                let r = db
-                    .bind(at, &mut |names, arena| bind(n, names, arena))
-                    .and_then(|streamed| match streamed.first() {
-                        Some(s) => Err(Error::BadParam(format!("{}: a Blob or File this large streams, and only execute() takes one", s.label))),
+                let r = db.bind(at, &mut |names, arena| bind(n, names, arena)).and_then(|streamed| {
+                    match streamed.first() {
+                        Some(s) => Err(Error::BadParam(format!(
+                            "{}: a Blob or File this large streams, and only execute() takes one",
+                            s.label
+                        ))),
                         None => db.conn.step_all(db.cache[at].stmt.raw()),
-                    });
+                    }
+                });
                 db.release(at);
                 match r {
                     Ok(()) => changes += db.conn.figures().0,
@@ -408,7 +418,13 @@ impl Db {
     /// above the threshold go to `own`, which returns their index. A write
     /// (one with `RETURNING`) takes streamed values, as `execute` does, and
     /// returns with its target cells open (see [`Db::streaming`]).
-    pub fn query(&mut self, sql: &str, bind: &mut Bind, mode: Rows, own: &mut dyn FnMut(&[u8]) -> usize) -> Result<Vec<String>> {
+    pub fn query(
+        &mut self,
+        sql: &str,
+        bind: &mut Bind,
+        mode: Rows,
+        own: &mut dyn FnMut(&[u8]) -> usize,
+    ) -> Result<Vec<String>> {
         self.admit(sql)?;
         let at = self
             .cache
@@ -448,7 +464,13 @@ impl Db {
     /// so is a statement that reads, outside its triggers, a column a
     /// streamed value goes into (see `streams`): its rows would show the
     /// placeholder, not the bytes.
-    fn query_streaming(&mut self, sql: &str, bind: &mut Bind, mode: Rows, own: &mut dyn FnMut(&[u8]) -> usize) -> Result<Vec<String>> {
+    fn query_streaming(
+        &mut self,
+        sql: &str,
+        bind: &mut Bind,
+        mode: Rows,
+        own: &mut dyn FnMut(&[u8]) -> usize,
+    ) -> Result<Vec<String>> {
         let mark = self.begin_savepoint(&STREAM)?;
         let run = (|| {
             let (stmt, footprint, streamed) = self.prepare_streaming(sql, bind)?;
@@ -458,7 +480,9 @@ impl Db {
             let mut names = Vec::new();
             let mut cols = Columns::default();
             let (streams, _) = streams::run(conn, &footprint, &streamed, returns_rows, |watch| {
-                hooks.watching(watch, || rows.write(conn, stmt.raw(), &mut cols, mode, own, &placeholders)).map(|n| names = n)
+                hooks
+                    .watching(watch, || rows.write(conn, stmt.raw(), &mut cols, mode, own, &placeholders))
+                    .map(|n| names = n)
             })?;
             Ok((streams, names))
         })();
@@ -467,18 +491,40 @@ impl Db {
     }
 
     /// `(start, length)` of a range of one stored BLOB, checked against its size.
-    pub fn blob_range(&mut self, table: &str, column: &str, rowid: i64, offset: Option<f64>, length: Option<f64>) -> Result<(u64, u64)> {
+    pub fn blob_range(
+        &mut self,
+        table: &str,
+        column: &str,
+        rowid: i64,
+        offset: Option<f64>,
+        length: Option<f64>,
+    ) -> Result<(u64, u64)> {
         self.reads.range(&self.conn, table, column, rowid, offset, length)
     }
 
     /// `readBlob`: bytes `[start, start + len)` of one cell (a range
     /// [`Db::blob_range`] checked), chunk by chunk into `sink(at, bytes)`.
-    pub fn read_blob(&mut self, table: &str, column: &str, rowid: i64, start: u64, len: u64, sink: &mut dyn FnMut(u64, &[u8])) -> Result<()> {
+    pub fn read_blob(
+        &mut self,
+        table: &str,
+        column: &str,
+        rowid: i64,
+        start: u64,
+        len: u64,
+        sink: &mut dyn FnMut(u64, &[u8]),
+    ) -> Result<()> {
         self.reads.read(&self.conn, (table, column, rowid), start, len, sink)
     }
 
     /// Begins a `blobStream` session: `(id, start, end)`.
-    pub fn stream_open(&mut self, table: &str, column: &str, rowid: i64, offset: Option<f64>, length: Option<f64>) -> Result<(u32, u64, u64)> {
+    pub fn stream_open(
+        &mut self,
+        table: &str,
+        column: &str,
+        rowid: i64,
+        offset: Option<f64>,
+        length: Option<f64>,
+    ) -> Result<(u32, u64, u64)> {
         self.reads.open_session(&self.conn, table, column, rowid, offset, length)
     }
 
@@ -511,7 +557,9 @@ impl Db {
     /// queue sees to that), so every page read is of one state.
     pub fn export_begin(&mut self) -> Result<u64> {
         if self.conn.in_transaction() {
-            return Err(Error::BadParam("export() reads committed data: end the open transaction (COMMIT or ROLLBACK) first".into()));
+            return Err(Error::BadParam(
+                "export() reads committed data: end the open transaction (COMMIT or ROLLBACK) first".into(),
+            ));
         }
         self.drop_read_handle();
         self.export = None;
@@ -557,12 +605,16 @@ impl Db {
     /// into which database is `backup::admit`'s rule.
     pub fn import(&mut self, size: u64, mut read: ReadAt, key: Option<&Key>) -> Result<()> {
         if self.conn.in_transaction() {
-            return Err(Error::BadParam("a database cannot be replaced while a transaction is open on it; end it (COMMIT or ROLLBACK) first".into()));
+            return Err(Error::BadParam(
+                "a database cannot be replaced while a transaction is open on it; end it (COMMIT or ROLLBACK) first"
+                    .into(),
+            ));
         }
         let mut head = [0u8; HEADER_LEN];
         let have = (size as usize).min(HEADER_LEN);
         if have > 0 {
-            read(0, &mut head[..have]).map_err(|m| Error::BadParam(format!("the imported file could not be read: {m}")))?;
+            read(0, &mut head[..have])
+                .map_err(|m| Error::BadParam(format!("the imported file could not be read: {m}")))?;
         }
         let encrypted = backup::admit(&head[..have], size, cipher::keyed(&self.conn), key.is_some())?;
         let src = source::open(size, read, key.filter(|_| encrypted))?;

@@ -79,7 +79,8 @@ impl Connection {
     pub async fn open(name: String, storage: String, blob_threshold: f64, key: JsValue) -> JsResult<Connection> {
         name::check(&name, &storage).map_err(js_err)?;
         let key = key_from_js(&key).map_err(js_err)?;
-        let threshold = if blob_threshold.is_finite() && blob_threshold >= 0.0 { blob_threshold as usize } else { usize::MAX };
+        let threshold =
+            if blob_threshold.is_finite() && blob_threshold >= 0.0 { blob_threshold as usize } else { usize::MAX };
         let storage = match storage.as_str() {
             "opfs" => Storage::opfs(&name).await.map_err(js_err)?,
             _ => Storage::Memory,
@@ -147,7 +148,14 @@ impl Connection {
     /// `[start, end]` of a range of one stored BLOB, checked as `readBlob`
     /// checks it (for `blobFile`).
     #[wasm_bindgen(js_name = blobRange)]
-    pub fn blob_range(&mut self, table: &str, column: &str, rowid: JsValue, offset: Option<f64>, length: Option<f64>) -> JsResult<Vec<f64>> {
+    pub fn blob_range(
+        &mut self,
+        table: &str,
+        column: &str,
+        rowid: JsValue,
+        offset: Option<f64>,
+        length: Option<f64>,
+    ) -> JsResult<Vec<f64>> {
         let rowid = rowid_from_js(&rowid).map_err(js_err)?;
         let (start, len) = self.db.blob_range(table, column, rowid, offset, length).map_err(js_err)?;
         Ok(vec![start as f64, (start + len) as f64])
@@ -155,7 +163,14 @@ impl Connection {
 
     /// `readBlob`: bytes of one cell, `[offset, offset + length)`.
     #[wasm_bindgen(js_name = readBlob)]
-    pub fn read_blob(&mut self, table: &str, column: &str, rowid: JsValue, offset: Option<f64>, length: Option<f64>) -> JsResult<Uint8Array> {
+    pub fn read_blob(
+        &mut self,
+        table: &str,
+        column: &str,
+        rowid: JsValue,
+        offset: Option<f64>,
+        length: Option<f64>,
+    ) -> JsResult<Uint8Array> {
         let rowid = rowid_from_js(&rowid).map_err(js_err)?;
         let (start, len) = self.db.blob_range(table, column, rowid, offset, length).map_err(js_err)?;
         let out = Uint8Array::new_with_length(len as u32);
@@ -165,7 +180,14 @@ impl Connection {
 
     /// Begins a `blobStream`: `[session, start, end]`.
     #[wasm_bindgen(js_name = blobStreamOpen)]
-    pub fn blob_stream_open(&mut self, table: &str, column: &str, rowid: JsValue, offset: Option<f64>, length: Option<f64>) -> JsResult<Vec<f64>> {
+    pub fn blob_stream_open(
+        &mut self,
+        table: &str,
+        column: &str,
+        rowid: JsValue,
+        offset: Option<f64>,
+        length: Option<f64>,
+    ) -> JsResult<Vec<f64>> {
         let rowid = rowid_from_js(&rowid).map_err(js_err)?;
         let (id, start, end) = self.db.stream_open(table, column, rowid, offset, length).map_err(js_err)?;
         Ok(vec![id as f64, start as f64, end as f64])
@@ -217,12 +239,21 @@ impl Connection {
     pub fn import_database(&mut self, size: f64, read: js_sys::Function, key: JsValue) -> JsResult<()> {
         let key = key_from_js(&key).map_err(js_err)?;
         let read = Box::new(move |at: u64, buf: &mut [u8]| {
-            let got = read
-                .call2(&JsValue::NULL, &JsValue::from(at as f64), &JsValue::from(buf.len() as f64))
-                .map_err(|e| Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_else(|| format!("{e:?}")))?;
+            let got = read.call2(&JsValue::NULL, &JsValue::from(at as f64), &JsValue::from(buf.len() as f64)).map_err(
+                |e| {
+                    Reflect::get(&e, &"message".into())
+                        .ok()
+                        .and_then(|m| m.as_string())
+                        .unwrap_or_else(|| format!("{e:?}"))
+                },
+            )?;
             let bytes: Uint8Array = got.dyn_into().map_err(|_| "the reader did not return bytes".to_string())?;
             if bytes.length() as usize != buf.len() {
-                return Err(format!("{} bytes read at offset {at}, where {} were asked for", bytes.length(), buf.len()));
+                return Err(format!(
+                    "{} bytes read at offset {at}, where {} were asked for",
+                    bytes.length(),
+                    buf.len()
+                ));
             }
             bytes.copy_to(buf);
             Ok(())
@@ -244,7 +275,8 @@ impl Connection {
             let params = Params::from_js(&sets.get(n as u32))?;
             bind_params(&params, names, arena, None)
         };
-        let figures = self.db.execute_batch(sql, sets.length() as usize, &mut bind).map_err(|e| js_err(e.with_sql(sql)))?;
+        let figures =
+            self.db.execute_batch(sql, sets.length() as usize, &mut bind).map_err(|e| js_err(e.with_sql(sql)))?;
         Ok(figures_to_js(figures))
     }
 
@@ -256,7 +288,8 @@ impl Connection {
         let mut batch = Batch::new(encoded).map_err(js_err)?;
         let sets = batch.len();
         // `execute_batch` binds set 0, 1, … in order, each once.
-        let mut bind = |_: usize, names: &[Option<String>], arena: &mut Arena| batch.bind_next(names, arena).map(|()| Vec::new());
+        let mut bind =
+            |_: usize, names: &[Option<String>], arena: &mut Arena| batch.bind_next(names, arena).map(|()| Vec::new());
         let figures = self.db.execute_batch(sql, sets, &mut bind).map_err(|e| js_err(e.with_sql(sql)))?;
         Ok(figures_to_js(figures))
     }
@@ -280,7 +313,8 @@ impl Connection {
         self.db.drop_read_handle();
         let params = Params::from_js(&params).map_err(js_err)?;
         let buffers = Array::new();
-        let columns = self.run_query(sql, &params, Rows::Objects, true, &mut |b| buffers.push(&Uint8Array::from(b)) as usize - 1)?;
+        let columns = self
+            .run_query(sql, &params, Rows::Objects, true, &mut |b| buffers.push(&Uint8Array::from(b)) as usize - 1)?;
         Ok(self.rows_to_js(&columns, buffers))
     }
 
@@ -374,7 +408,11 @@ impl Connection {
         let key = if key.is_null() {
             None
         } else {
-            Some(key_from_js(&key).and_then(|k| k.ok_or_else(|| Error::BadParam("rekey() takes a key, or null".into()))).map_err(js_err)?)
+            Some(
+                key_from_js(&key)
+                    .and_then(|k| k.ok_or_else(|| Error::BadParam("rekey() takes a key, or null".into())))
+                    .map_err(js_err)?,
+            )
         };
         self.db.drop_read_handle();
         cipher::rekey(self.db.conn(), key.as_ref()).map_err(js_err)
@@ -452,7 +490,14 @@ impl Connection {
     /// (which returns their index). Returns the column names when there are
     /// fix-ups. `stream`: the call takes `Blob`s that stream (a write with
     /// `RETURNING`); a live query does not.
-    fn run_query(&mut self, sql: &str, params: &Params, mode: Rows, stream: bool, own: &mut dyn FnMut(&[u8]) -> usize) -> JsResult<Vec<String>> {
+    fn run_query(
+        &mut self,
+        sql: &str,
+        params: &Params,
+        mode: Rows,
+        stream: bool,
+        own: &mut dyn FnMut(&[u8]) -> usize,
+    ) -> JsResult<Vec<String>> {
         let blobs = &mut self.blobs;
         let mut bind = |names: &[Option<String>], arena: &mut Arena| {
             blobs.clear();

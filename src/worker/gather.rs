@@ -88,7 +88,10 @@ impl Gathered {
         // drop unregisters it.
         let rc = unsafe { ffi::sqlite3_vfs_register(&mut *gathered.vfs, 0) };
         if rc != ffi::SQLITE_OK {
-            return Err(Error::Unsupported(format!("could not register the VFS {:?} (SQLite code {rc})", gathered._name)));
+            return Err(Error::Unsupported(format!(
+                "could not register the VFS {:?} (SQLite code {rc})",
+                gathered._name
+            )));
         }
         Ok(gathered)
     }
@@ -151,15 +154,24 @@ impl File {
     }
 }
 
-unsafe extern "C" fn open(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, file: *mut ffi::sqlite3_file, flags: c_int, out: *mut c_int) -> c_int {
+unsafe extern "C" fn open(
+    vfs: *mut ffi::sqlite3_vfs,
+    name: *const c_char,
+    file: *mut ffi::sqlite3_file,
+    flags: c_int,
+    out: *mut c_int,
+) -> c_int {
     let inner = file.cast::<u8>().add(INNER).cast::<ffi::sqlite3_file>();
-    ptr::write(file.cast::<File>(), File {
+    ptr::write(
+        file.cast::<File>(),
+        File {
             base: ffi::sqlite3_file { pMethods: ptr::null() },
             inner,
             held: Vec::new(),
             at: 0,
             ahead: ReadAhead::default(),
-        },);
+        },
+    );
     let vfs = under(vfs);
     let rc = ((*vfs).xOpen.expect("the pool opens files"))(vfs, name, inner, flags, out);
     if (*inner).pMethods.is_null() {
@@ -230,10 +242,11 @@ unsafe extern "C" fn read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c
         (size - off).max(0) as u64
     };
     let read = methods.xRead.expect("the pool reads files");
-    let from_pool = |at: u64, into: &mut [u8]| match read(inner, into.as_mut_ptr().cast(), into.len() as c_int, at as i64) {
-        ffi::SQLITE_OK => Ok(()),
-        rc => Err(rc),
-    };
+    let from_pool =
+        |at: u64, into: &mut [u8]| match read(inner, into.as_mut_ptr().cast(), into.len() as c_int, at as i64) {
+            ffi::SQLITE_OK => Ok(()),
+            rc => Err(rc),
+        };
     match f.ahead.read(out, off as u64, available, from_pool) {
         Ok(()) => ffi::SQLITE_OK,
         Err(rc) => rc,
@@ -339,7 +352,12 @@ unsafe extern "C" fn access(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, fla
     ((*vfs).xAccess.expect("the pool answers access"))(vfs, name, flags, out)
 }
 
-unsafe extern "C" fn full_pathname(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, n: c_int, out: *mut c_char) -> c_int {
+unsafe extern "C" fn full_pathname(
+    vfs: *mut ffi::sqlite3_vfs,
+    name: *const c_char,
+    n: c_int,
+    out: *mut c_char,
+) -> c_int {
     let vfs = under(vfs);
     ((*vfs).xFullPathname.expect("the pool names files"))(vfs, name, n, out)
 }

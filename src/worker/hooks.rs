@@ -104,7 +104,8 @@ impl Hooks {
     /// Installs every hook on `conn`, before it runs any statement: the
     /// truncate optimization is decided when a statement is prepared.
     pub fn install(conn: &Conn, sessions: Rc<RefCell<Sessions>>) -> Hooks {
-        let listeners = Box::new(Listeners { sessions, changes: RefCell::default(), watch: Cell::new(ptr::null_mut()) });
+        let listeners =
+            Box::new(Listeners { sessions, changes: RefCell::default(), watch: Cell::new(ptr::null_mut()) });
         let ctx = &*listeners as *const Listeners as *mut c_void;
         unsafe {
             ffi::sqlite3_update_hook(conn.raw(), Some(on_update), ctx);

@@ -67,7 +67,9 @@ impl Sessions {
         if self.list.is_empty() || db != b"main" {
             return;
         }
-        for session in self.list.iter_mut().filter(|x| x.rowid == rowid && x.table.as_bytes().eq_ignore_ascii_case(table)) {
+        for session in
+            self.list.iter_mut().filter(|x| x.rowid == rowid && x.table.as_bytes().eq_ignore_ascii_case(table))
+        {
             session.changed = true;
         }
     }
@@ -147,7 +149,15 @@ impl Reads {
     }
 
     /// `(start, length)` of a range of one stored BLOB, checked against its size.
-    pub fn range(&mut self, conn: &Conn, table: &str, column: &str, rowid: i64, offset: Option<f64>, length: Option<f64>) -> Result<(u64, u64)> {
+    pub fn range(
+        &mut self,
+        conn: &Conn,
+        table: &str,
+        column: &str,
+        rowid: i64,
+        offset: Option<f64>,
+        length: Option<f64>,
+    ) -> Result<(u64, u64)> {
         let size = match self.source(conn, table, column, rowid)? {
             Source::Blob(h) => h.size(),
             Source::Sql { size } => *size,
@@ -158,7 +168,14 @@ impl Reads {
     /// Reads `[start, start + len)` of one cell, `(table, column, rowid)` (a range [`Reads::range`]
     /// checked), a chunk at a time: `sink(at, bytes)` receives each chunk
     /// (wasm memory holds one).
-    pub fn read(&mut self, conn: &Conn, (table, column, rowid): (&str, &str, i64), start: u64, len: u64, sink: &mut dyn FnMut(u64, &[u8])) -> Result<()> {
+    pub fn read(
+        &mut self,
+        conn: &Conn,
+        (table, column, rowid): (&str, &str, i64),
+        start: u64,
+        len: u64,
+        sink: &mut dyn FnMut(u64, &[u8]),
+    ) -> Result<()> {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.resize((len as usize).min(READ_CHUNK), 0);
         let result = (|| {
@@ -169,7 +186,9 @@ impl Reads {
             let mut done = 0u64;
             while done < len {
                 let n = (scratch.len() as u64).min(len - done) as usize;
-                let rc = unsafe { ffi::sqlite3_blob_read(h, scratch.as_mut_ptr().cast(), n as c_int, (start + done) as c_int) };
+                let rc = unsafe {
+                    ffi::sqlite3_blob_read(h, scratch.as_mut_ptr().cast(), n as c_int, (start + done) as c_int)
+                };
                 if rc != ffi::SQLITE_OK {
                     return Err(conn.error(rc));
                 }
@@ -186,7 +205,15 @@ impl Reads {
     }
 
     /// Begins a session on a range of one cell: `(id, start, end)`.
-    pub fn open_session(&mut self, conn: &Conn, table: &str, column: &str, rowid: i64, offset: Option<f64>, length: Option<f64>) -> Result<(u32, u64, u64)> {
+    pub fn open_session(
+        &mut self,
+        conn: &Conn,
+        table: &str,
+        column: &str,
+        rowid: i64,
+        offset: Option<f64>,
+        length: Option<f64>,
+    ) -> Result<(u32, u64, u64)> {
         let (start, len) = self.range(conn, table, column, rowid, offset, length)?;
         let mut s = self.sessions.borrow_mut();
         if s.list.len() >= MAX_SESSIONS {
@@ -195,7 +222,15 @@ impl Reads {
         s.next = s.next.wrapping_add(1);
         let id = s.next;
         let in_transaction = conn.in_transaction();
-        s.list.push(Session { id, table: table.to_owned(), column: column.to_owned(), rowid, end: start + len, in_transaction, changed: false });
+        s.list.push(Session {
+            id,
+            table: table.to_owned(),
+            column: column.to_owned(),
+            rowid,
+            end: start + len,
+            in_transaction,
+            changed: false,
+        });
         Ok((id, start, start + len))
     }
 
@@ -204,7 +239,9 @@ impl Reads {
     pub fn session_cell(&mut self, id: u32, start: u64, len: u64) -> Result<(String, String, i64)> {
         let mut s = self.sessions.borrow_mut();
         let Some(i) = s.list.iter().position(|x| x.id == id) else {
-            return Err(Error::BadParam("this blob stream has ended (cancelled, finished, or one of too many left open)".into()));
+            return Err(Error::BadParam(
+                "this blob stream has ended (cancelled, finished, or one of too many left open)".into(),
+            ));
         };
         let x = &s.list[i];
         if x.changed {
@@ -239,10 +276,13 @@ impl Reads {
 fn open_stored_blob(conn: &Conn, table: &str, column: &str, rowid: i64) -> Result<Source> {
     let h = match conn.open_blob("main", table, column, rowid, false) {
         Ok(h) => h,
-        Err(e) if e.to_string().contains("cannot open table with generated columns") => return sql_source(conn, table, column, rowid),
+        Err(e) if e.to_string().contains("cannot open table with generated columns") => {
+            return sql_source(conn, table, column, rowid)
+        }
         Err(e) => return Err(e),
     };
-    let sql = format!("SELECT typeof({}) = 'blob' FROM main.{} WHERE rowid = ?1", quote_ident(column), quote_ident(table));
+    let sql =
+        format!("SELECT typeof({}) = 'blob' FROM main.{} WHERE rowid = ?1", quote_ident(column), quote_ident(table));
     let is_blob = conn.row(&sql, |s| unsafe {
         ffi::sqlite3_bind_int64(s, 1, rowid);
     })?;
@@ -258,15 +298,19 @@ fn open_stored_blob(conn: &Conn, table: &str, column: &str, rowid: i64) -> Resul
 /// BLOB reads its size from the record header, not the value.
 fn sql_source(conn: &Conn, table: &str, column: &str, rowid: i64) -> Result<Source> {
     // An unknown name in double quotes would be a string literal to SQL.
-    let known = conn.row("SELECT count(*) FROM pragma_table_xinfo(?1, 'main') WHERE name = ?2 COLLATE NOCASE", |s| unsafe {
-        bind_text(s, 1, table);
-        bind_text(s, 2, column);
-    })?;
+    let known =
+        conn.row("SELECT count(*) FROM pragma_table_xinfo(?1, 'main') WHERE name = ?2 COLLATE NOCASE", |s| unsafe {
+            bind_text(s, 1, table);
+            bind_text(s, 2, column);
+        })?;
     if known.first() != Some(&1) {
         return Err(Error::NotFound(format!("{table}.{column} rowid {rowid}: no such column: \"{column}\"")));
     }
     let c = quote_ident(column);
-    let sql = format!("SELECT typeof({c}) = 'blob', typeof({c}) = 'text', length({c}) FROM main.{} WHERE rowid = ?1", quote_ident(table));
+    let sql = format!(
+        "SELECT typeof({c}) = 'blob', typeof({c}) = 'text', length({c}) FROM main.{} WHERE rowid = ?1",
+        quote_ident(table)
+    );
     let row = conn
         .row(&sql, |s| unsafe {
             ffi::sqlite3_bind_int64(s, 1, rowid);
@@ -289,19 +333,33 @@ fn sql_source(conn: &Conn, table: &str, column: &str, rowid: i64) -> Result<Sour
 
 /// Reads `[start, start + len)` of a cell [`sql_source`] admitted, with one
 /// `substr`, into `sink` a chunk at a time.
-fn read_with_sql(conn: &Conn, (table, column, rowid): (&str, &str, i64), start: u64, len: u64, sink: &mut dyn FnMut(u64, &[u8])) -> Result<()> {
-    let sql = format!("SELECT substr({}, ?1, ?2) FROM main.{} WHERE rowid = ?3", quote_ident(column), quote_ident(table));
-    conn.blob(&sql, |s| unsafe {
-        ffi::sqlite3_bind_int64(s, 1, start as i64 + 1);
-        ffi::sqlite3_bind_int64(s, 2, len as i64);
-        ffi::sqlite3_bind_int64(s, 3, rowid);
-    }, &mut |bytes| {
-        if bytes.len() as u64 != len {
-            return Err(Error::Sqlite { errno: SQLITE_ABORT, message: format!("{table}.{column} rowid {rowid} changed while it was being read; read it again") });
-        }
-        for (i, chunk) in bytes.chunks(READ_CHUNK).enumerate() {
-            sink((i * READ_CHUNK) as u64, chunk);
-        }
-        Ok(())
-    })
+fn read_with_sql(
+    conn: &Conn,
+    (table, column, rowid): (&str, &str, i64),
+    start: u64,
+    len: u64,
+    sink: &mut dyn FnMut(u64, &[u8]),
+) -> Result<()> {
+    let sql =
+        format!("SELECT substr({}, ?1, ?2) FROM main.{} WHERE rowid = ?3", quote_ident(column), quote_ident(table));
+    conn.blob(
+        &sql,
+        |s| unsafe {
+            ffi::sqlite3_bind_int64(s, 1, start as i64 + 1);
+            ffi::sqlite3_bind_int64(s, 2, len as i64);
+            ffi::sqlite3_bind_int64(s, 3, rowid);
+        },
+        &mut |bytes| {
+            if bytes.len() as u64 != len {
+                return Err(Error::Sqlite {
+                    errno: SQLITE_ABORT,
+                    message: format!("{table}.{column} rowid {rowid} changed while it was being read; read it again"),
+                });
+            }
+            for (i, chunk) in bytes.chunks(READ_CHUNK).enumerate() {
+                sink((i * READ_CHUNK) as u64, chunk);
+            }
+            Ok(())
+        },
+    )
 }

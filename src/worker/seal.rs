@@ -36,7 +36,8 @@ impl Sealer {
         #[cfg(feature = "cipher")]
         {
             use chacha20poly1305::KeyInit;
-            let aead = chacha20poly1305::ChaCha20Poly1305::new_from_slice(key).map_err(|_| refused("a temp-space key is 32 bytes"))?;
+            let aead = chacha20poly1305::ChaCha20Poly1305::new_from_slice(key)
+                .map_err(|_| refused("a temp-space key is 32 bytes"))?;
             Ok(Sealer { aead })
         }
         #[cfg(not(feature = "cipher"))]
@@ -66,9 +67,11 @@ impl Sealer {
         #[cfg(feature = "cipher")]
         {
             use chacha20poly1305::aead::Aead;
-            self.aead
-                .decrypt(&nonce(block), sealed)
-                .map_err(|_| super::convert::error_to_js(&Error::BadParam("a block of the temp space changed on disk since it was written: the staged value is lost".into())))
+            self.aead.decrypt(&nonce(block), sealed).map_err(|_| {
+                super::convert::error_to_js(&Error::BadParam(
+                    "a block of the temp space changed on disk since it was written: the staged value is lost".into(),
+                ))
+            })
         }
         #[cfg(not(feature = "cipher"))]
         {

@@ -17,12 +17,12 @@
 
 use super::cipher::{self, Key};
 use super::conn::Conn;
-use crate::codec::backup::as_rollback_journal;
 use crate::codec::ahead::ReadAhead;
+use crate::codec::backup::as_rollback_journal;
 use crate::codec::Result;
 use sqlite_wasm_rs::vfs::{
-    register_vfs, AccessMode, DeviceCharacteristics, FileKind, LockLevel, OpenAccess, OpenOptions, OpenRequest, OpenedFile,
-    SQLiteIoMethods, SQLiteVfs, SyncOptions, VfsError, VfsErrorCode, VfsFile, VfsResult, VfsStore,
+    register_vfs, AccessMode, DeviceCharacteristics, FileKind, LockLevel, OpenAccess, OpenOptions, OpenRequest,
+    OpenedFile, SQLiteIoMethods, SQLiteVfs, SyncOptions, VfsError, VfsErrorCode, VfsFile, VfsResult, VfsStore,
 };
 use sqlite_wasm_rs::WasmOsCallback;
 use std::cell::{Cell, RefCell};
@@ -84,7 +84,8 @@ pub fn open(size: u64, read: ReadAt, key: Option<&Key>) -> Result<SourceDb> {
     }
     CURRENT.with(|c| c.borrow_mut().replace(Bytes { size, read, ahead: ReadAhead::default() }));
     // Checking and copying read each page once or twice: a small cache will do.
-    let opened = cipher::open_untrusted(FILE, VFS, key).and_then(|conn| conn.row("PRAGMA cache_size = -2048", |_| {}).map(|_| conn));
+    let opened = cipher::open_untrusted(FILE, VFS, key)
+        .and_then(|conn| conn.row("PRAGMA cache_size = -2048", |_| {}).map(|_| conn));
     match opened {
         Ok(conn) => Ok(SourceDb { conn }),
         Err(e) => {
@@ -115,7 +116,9 @@ impl VfsFile for SourceFile {
         let n = bytes.size.saturating_sub(offset).min(buf.len() as u64) as usize;
         if n > 0 {
             let Bytes { size, read, ahead } = bytes;
-            ahead.read(&mut buf[..n], offset, || *size - offset, read).map_err(|m| VfsError::new(VfsErrorCode::IoRead, m.into()))?;
+            ahead
+                .read(&mut buf[..n], offset, || *size - offset, read)
+                .map_err(|m| VfsError::new(VfsErrorCode::IoRead, m.into()))?;
             as_rollback_journal(&mut buf[..n], offset);
         }
         Ok(n)
@@ -165,7 +168,10 @@ impl VfsStore for SourceStore {
         let options: OpenOptions = request.options;
         let ours = request.filename.is_some_and(|f| f.path() == FILE) && options.kind() == Some(FileKind::MainDb);
         if !ours || options.access() != OpenAccess::ReadOnly {
-            return Err(VfsError::new(VfsErrorCode::CantOpen, "the import VFS opens only the imported file, read-only".into()));
+            return Err(VfsError::new(
+                VfsErrorCode::CantOpen,
+                "the import VFS opens only the imported file, read-only".into(),
+            ));
         }
         Ok(OpenedFile { file: SourceFile { current: Rc::clone(&data.current) }, access: OpenAccess::ReadOnly })
     }

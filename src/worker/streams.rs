@@ -54,7 +54,9 @@ impl Stream {
     /// Writes `chunk` at `offset` into every target cell.
     pub fn write(&self, conn: &Conn, offset: u64, chunk: &[u8]) -> Result<()> {
         for t in &self.targets {
-            let rc = unsafe { ffi::sqlite3_blob_write(t.raw(), chunk.as_ptr().cast(), chunk.len() as c_int, offset as c_int) };
+            let rc = unsafe {
+                ffi::sqlite3_blob_write(t.raw(), chunk.as_ptr().cast(), chunk.len() as c_int, offset as c_int)
+            };
             if rc != ffi::SQLITE_OK {
                 return Err(conn.error(rc));
             }
@@ -86,9 +88,16 @@ struct Access {
 pub fn prepare(conn: &Conn, sql: &str) -> Result<(Statement, Footprint)> {
     let mut footprint = Footprint::default();
     let (stmt, tail) = conn.prepare_noting(sql, 0, &mut |x| {
-        let access = || Access { db: x.db.to_owned(), table: x.a.to_owned(), column: x.b.to_owned(), by: x.inner.map(str::to_owned) };
+        let access = || Access {
+            db: x.db.to_owned(),
+            table: x.a.to_owned(),
+            column: x.b.to_owned(),
+            by: x.inner.map(str::to_owned),
+        };
         match x.action {
-            ffi::SQLITE_INSERT | ffi::SQLITE_UPDATE => footprint.writes.push(Access { column: String::new(), ..access() }),
+            ffi::SQLITE_INSERT | ffi::SQLITE_UPDATE => {
+                footprint.writes.push(Access { column: String::new(), ..access() })
+            }
             ffi::SQLITE_READ if !x.b.is_empty() => footprint.reads.push(access()),
             _ => {}
         }
@@ -127,7 +136,14 @@ impl Watch {
     ///
     /// # Safety
     /// Only inside a pre-update hook call on `db`, with its arguments.
-    pub unsafe fn note(&mut self, db: *mut ffi::sqlite3, op: c_int, schema: *const c_char, table: *const c_char, new_rowid: i64) {
+    pub unsafe fn note(
+        &mut self,
+        db: *mut ffi::sqlite3,
+        op: c_int,
+        schema: *const c_char,
+        table: *const c_char,
+        new_rowid: i64,
+    ) {
         if op != ffi::SQLITE_INSERT && op != ffi::SQLITE_UPDATE {
             return;
         }
@@ -161,7 +177,13 @@ pub type Figures = (i64, i64);
 /// rows, for `query`) with the [`Watch`] told of every row change;
 /// `returns_rows` says the statement has result columns (`RETURNING`).
 /// On error the caller rolls back its savepoint.
-pub fn run(conn: &Conn, footprint: &Footprint, streamed: &[Streamed], returns_rows: bool, step: impl FnOnce(&mut Watch) -> Result<()>) -> Result<(Vec<Stream>, Figures)> {
+pub fn run(
+    conn: &Conn,
+    footprint: &Footprint,
+    streamed: &[Streamed],
+    returns_rows: bool,
+    step: impl FnOnce(&mut Watch) -> Result<()>,
+) -> Result<(Vec<Stream>, Figures)> {
     let mut watch = Watch { placeholders: streamed.iter().map(|s| s.placeholder).collect(), hits: Vec::new() };
     let before = conn.total_changes();
     let stepped = step(&mut watch);
@@ -201,7 +223,10 @@ pub fn run(conn: &Conn, footprint: &Footprint, streamed: &[Streamed], returns_ro
             let targets = cells
                 .iter()
                 .filter(|c| c.which == k)
-                .map(|c| conn.open_blob(&c.db, &c.table, &c.column, c.rowid, true).map_err(|e| refuse::unwritable(c, &streamed[k], e)))
+                .map(|c| {
+                    conn.open_blob(&c.db, &c.table, &c.column, c.rowid, true)
+                        .map_err(|e| refuse::unwritable(c, &streamed[k], e))
+                })
                 .collect::<Result<Vec<_>>>()?;
             Ok(Stream { targets })
         })
@@ -246,7 +271,8 @@ fn resolve(conn: &Conn, hits: Vec<Hit>, placeholders: &[Placeholder]) -> Result<
         }
         let columns = &last.as_ref().unwrap().2;
         let Some(column) = columns.get(h.column as usize) else { continue };
-        if !seen.iter().any(|s: &Seen| s.db == h.db && s.table == h.table && s.column == *column && s.which == h.which) {
+        if !seen.iter().any(|s: &Seen| s.db == h.db && s.table == h.table && s.column == *column && s.which == h.which)
+        {
             seen.push(Seen { db: h.db.clone(), table: h.table.clone(), column: column.clone(), which: h.which });
         }
         // A later trigger may have changed the cell again.
@@ -292,7 +318,12 @@ fn table_kind(conn: &Conn, db: &str, table: &str) -> Result<String> {
 fn resize(conn: &Conn, cells: &[Cell], streamed: &[Streamed]) -> Result<()> {
     conn.set_triggers(false)?;
     let result = cells.iter().try_for_each(|c| {
-        let sql = format!("UPDATE {}.{} SET {} = zeroblob(?1) WHERE rowid = ?2", quote_ident(&c.db), quote_ident(&c.table), quote_ident(&c.column));
+        let sql = format!(
+            "UPDATE {}.{} SET {} = zeroblob(?1) WHERE rowid = ?2",
+            quote_ident(&c.db),
+            quote_ident(&c.table),
+            quote_ident(&c.column)
+        );
         conn.row(&sql, |s| unsafe {
             ffi::sqlite3_bind_int64(s, 1, streamed[c.which].size as i64);
             ffi::sqlite3_bind_int64(s, 2, c.rowid);
@@ -313,7 +344,8 @@ mod refuse {
     /// SQLite's extended code for a failed CHECK constraint.
     const SQLITE_CONSTRAINT_CHECK: i32 = 275;
 
-    const AS_BYTES: &str = "pass the value as bytes (a Uint8Array: SQL then sees its bytes, and the worker holds it whole)";
+    const AS_BYTES: &str =
+        "pass the value as bytes (a Uint8Array: SQL then sees its bytes, and the worker holds it whole)";
 
     fn same(a: &str, b: &str) -> bool {
         a.eq_ignore_ascii_case(b)
@@ -331,10 +363,13 @@ mod refuse {
         let failed = message.split_once(": ").map(|(_, x)| check_columns(&format!("CHECK({x})"))).unwrap_or_default();
         for w in &footprint.writes {
             let db = if w.db.is_empty() { "main" } else { &w.db };
-            let blobs = conn.texts("SELECT name FROM pragma_table_xinfo(?2, ?1) WHERE type = '' OR upper(type) LIKE '%BLOB%' ORDER BY cid", |s| unsafe {
-                bind_text(s, 1, db);
-                bind_text(s, 2, &w.table);
-            });
+            let blobs = conn.texts(
+                "SELECT name FROM pragma_table_xinfo(?2, ?1) WHERE type = '' OR upper(type) LIKE '%BLOB%' ORDER BY cid",
+                |s| unsafe {
+                    bind_text(s, 1, db);
+                    bind_text(s, 2, &w.table);
+                },
+            );
             let Ok(columns) = blobs else { continue };
             let Ok(checked) = checked_columns(conn, db, &w.table, &columns) else { continue };
             let named: Vec<&String> = checked.iter().filter(|c| failed.iter().any(|f| same(f, c))).collect();
@@ -354,7 +389,10 @@ mod refuse {
 
     /// The columns of `table` that its CHECK constraints read.
     fn checked_columns(conn: &Conn, db: &str, table: &str, columns: &[String]) -> Result<Vec<String>> {
-        let sql = format!("SELECT sql FROM {}.sqlite_schema WHERE type = 'table' AND name = ?1 COLLATE NOCASE", quote_ident(db));
+        let sql = format!(
+            "SELECT sql FROM {}.sqlite_schema WHERE type = 'table' AND name = ?1 COLLATE NOCASE",
+            quote_ident(db)
+        );
         let create = conn.texts(&sql, |s| unsafe { bind_text(s, 1, table) })?;
         let named = create.first().map(|c| check_columns(c)).unwrap_or_default();
         Ok(columns.iter().filter(|c| named.iter().any(|n| same(n, c))).cloned().collect())
@@ -379,7 +417,10 @@ mod refuse {
                     let mut found = None;
                     for r in &footprint.reads {
                         if let Some(s) = seen.iter().find(|s| same(&s.table, &r.table) && same(&s.column, &r.column)) {
-                            found = Some((streamed[s.which].label.as_str(), format!(" through {by}, which reads {}.{}", r.table, r.column)));
+                            found = Some((
+                                streamed[s.which].label.as_str(),
+                                format!(" through {by}, which reads {}.{}", r.table, r.column),
+                            ));
                             break;
                         }
                         let key = format!("{}.{}", r.db, r.table).to_ascii_lowercase();
@@ -449,10 +490,13 @@ mod refuse {
             }
             done.push((&c.db, &c.table, &c.column));
             let label = &streamed[c.which].label;
-            let generated = conn.texts("SELECT name FROM pragma_table_xinfo(?2, ?1) WHERE hidden IN (2, 3) ORDER BY cid", |s| unsafe {
-                bind_text(s, 1, &c.db);
-                bind_text(s, 2, &c.table);
-            })?;
+            let generated = conn.texts(
+                "SELECT name FROM pragma_table_xinfo(?2, ?1) WHERE hidden IN (2, 3) ORDER BY cid",
+                |s| unsafe {
+                    bind_text(s, 1, &c.db);
+                    bind_text(s, 2, &c.table);
+                },
+            )?;
             if !generated.is_empty() {
                 return Err(Error::Unsupported(format!(
                     "{label}: a streamed Blob or File went into {}.{}, and {} has generated columns ({}): a value of {STREAM_LIMIT} bytes or more is written chunk by chunk through SQLite's incremental blob I/O, which cannot open a table with generated columns; {AS_BYTES}, or keep media in a table without generated columns (compute the column in a view)",

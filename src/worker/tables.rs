@@ -41,14 +41,16 @@ pub fn query_tables(conn: &Conn, sql: &str) -> Result<Vec<String>> {
         return Err(Error::BadParam(format!("{one}; the SQL holds more than one statement")));
     }
     // Transaction control is "read-only" to SQLite; it returns no rows.
-    let (readonly, columns) = unsafe { (ffi::sqlite3_stmt_readonly(stmt.raw()) != 0, ffi::sqlite3_column_count(stmt.raw())) };
+    let (readonly, columns) =
+        unsafe { (ffi::sqlite3_stmt_readonly(stmt.raw()) != 0, ffi::sqlite3_column_count(stmt.raw())) };
     if !readonly || columns == 0 {
         return Err(Error::BadParam(format!("{one} that reads rows and writes nothing")));
     }
     drop(stmt);
     // `type:name` (a type has no colon) of every table and view of `main`.
     let kinds = conn.texts("SELECT type || ':' || name FROM pragma_table_list WHERE schema = 'main'", |_| {})?;
-    let kinds: Vec<(&str, String)> = kinds.iter().filter_map(|k| k.split_once(':')).map(|(kind, name)| (kind, table_key(name))).collect();
+    let kinds: Vec<(&str, String)> =
+        kinds.iter().filter_map(|k| k.split_once(':')).map(|(kind, name)| (kind, table_key(name))).collect();
     let mut tables = BTreeSet::new();
     let mut virtuals = Vec::new();
     for (kind, key) in &kinds {

@@ -72,18 +72,15 @@ test('open() rejects a storage it does not know with RESQ_BAD_PARAM', async (t) 
 });
 
 test('open() refuses an option it does not know with RESQ_BAD_PARAM naming it', async (t) => {
-  const got = await run(
-    async ({ open, outcome }, name) => {
-      const misspelt = await outcome(open(name, { storge: 'memory' }));
-      const badTimeout = await outcome(open(name, { transactionTimeout: -1 }));
-      const notObject = await outcome(open(name, 'opfs'));
-      const db = await open(name, { storage: 'memory', transactionTimeout: 100 });
-      const tables = await db.query("SELECT count(*) AS n FROM sqlite_schema");
-      await db.close();
-      return { misspelt, badTimeout, notObject, tables };
-    },
-    dbName(t),
-  );
+  const got = await run(async ({ open, outcome }, name) => {
+    const misspelt = await outcome(open(name, { storge: 'memory' }));
+    const badTimeout = await outcome(open(name, { transactionTimeout: -1 }));
+    const notObject = await outcome(open(name, 'opfs'));
+    const db = await open(name, { storage: 'memory', transactionTimeout: 100 });
+    const tables = await db.query('SELECT count(*) AS n FROM sqlite_schema');
+    await db.close();
+    return { misspelt, badTimeout, notObject, tables };
+  }, dbName(t));
   for (const k of ['misspelt', 'badTimeout', 'notObject']) {
     assert.equal(got[k].ok, false, k);
     assert.equal(got[k].error.isResqError, true, k);
@@ -121,7 +118,10 @@ test("execute without params runs a script; the figures are the last statement's
     return { r, rows: await db.query('SELECT x FROM t ORDER BY id') };
   });
   assert.deepEqual(got.r, { changes: 2, lastInsertRowid: 5 });
-  assert.deepEqual(got.rows.map((r) => r.x), [1, 2, 3, 4, 5]);
+  assert.deepEqual(
+    got.rows.map((r) => r.x),
+    [1, 2, 3, 4, 5],
+  );
 });
 
 test('query returns one object per row, keyed by column name in column order', async (t) => {
@@ -371,7 +371,13 @@ test('calls complete in call order, failures included', async (t) => {
     const db = await open(name, scratch);
     const order = [];
     const calls = [];
-    const track = (label, p) => calls.push(p.then(() => order.push(`${label} ok`), () => order.push(`${label} failed`)));
+    const track = (label, p) =>
+      calls.push(
+        p.then(
+          () => order.push(`${label} ok`),
+          () => order.push(`${label} failed`),
+        ),
+      );
     for (let i = 0; i < 30; i++) {
       if (i % 3 === 0) track(i, db.query('SELECT ? AS i', [i]));
       if (i % 3 === 1) track(i, db.query('SELEC ?', [i])); // SQLite refuses it, in the worker

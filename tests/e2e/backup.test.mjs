@@ -87,14 +87,21 @@ test('export, then import as a Blob, a File and a ReadableStream: every row and 
       })();
       out.self = { same: (await snapshot(db)) === want, pages: samePages(await bytesOf(db.export()), file), stream };
       await db.close();
-      return { out, size: file.length, head: new TextDecoder().decode(file.subarray(0, 15)), check: JSON.parse(want).check, temp: await staged() };
+      return {
+        out,
+        size: file.length,
+        head: new TextDecoder().decode(file.subarray(0, 15)),
+        check: JSON.parse(want).check,
+        temp: await staged(),
+      };
     },
     { KIT, name },
   );
   assert.equal(r.head, 'SQLite format 3');
   assert.deepEqual(r.check, [{ integrity_check: 'ok' }]);
   assert.ok(r.size > 5 * 1024 * 1024, `${r.size} bytes`);
-  for (const way of ['blob', 'file', 'stream', 'wal']) assert.deepEqual(r.out[way], { same: true, pages: 'same', journal: 'truncate' }, way);
+  for (const way of ['blob', 'file', 'stream', 'wal'])
+    assert.deepEqual(r.out[way], { same: true, pages: 'same', journal: 'truncate' }, way);
   assert.deepEqual(r.out.self, { same: true, pages: 'same', stream: 'SQLITE_ABORT' });
   assert.deepEqual(r.temp, []);
 });
@@ -139,7 +146,16 @@ test('a memory database exports; imports go into memory databases, and across pa
       const emptied = await outcome(importDatabase(other, new Blob([fresh])));
       const tables = await other.query('SELECT count(*) AS n FROM sqlite_schema');
       for (const d of [mem, opfs, named, other, small, blank]) await d.close();
-      return { fresh: fresh.length, header: new TextDecoder().decode(fresh.subarray(0, 15)), intoOpfs, intoNamed, intoMemory, crossing, emptied: emptied.ok, tables: tables[0].n };
+      return {
+        fresh: fresh.length,
+        header: new TextDecoder().decode(fresh.subarray(0, 15)),
+        intoOpfs,
+        intoNamed,
+        intoMemory,
+        crossing,
+        emptied: emptied.ok,
+        tables: tables[0].n,
+      };
     },
     { KIT, name },
   );
@@ -248,7 +264,13 @@ test('a source that fails midway, or is not bytes, is refused with RESQ_BAD_PARA
           sent += 256 * 1024;
         },
       });
-      const notBytes = new ReadableStream({ start: (c) => { c.enqueue(file.slice(0, 1000)); c.enqueue('text'); c.close(); } });
+      const notBytes = new ReadableStream({
+        start: (c) => {
+          c.enqueue(file.slice(0, 1000));
+          c.enqueue('text');
+          c.close();
+        },
+      });
       const locked = new Blob([file]).stream();
       locked.getReader();
       const out = {
@@ -280,7 +302,9 @@ async function tab(name) {
   return page;
 }
 
-test('an export is one state of the database while another tab keeps writing; that tab\'s writes wait and all land', { timeout: 180_000 }, async (t) => {
+test("an export is one state of the database while another tab keeps writing; that tab's writes wait and all land", {
+  timeout: 180_000,
+}, async (t) => {
   const name = dbName(t);
   const [a, b] = [await tab(name), await tab(name)];
   t.after(() => Promise.all([a.close(), b.close()]));
@@ -290,7 +314,8 @@ test('an export is one state of the database while another tab keeps writing; th
   await inPage(a, async ({ transfer }) => {
     await db.execute('CREATE TABLE acct(id INTEGER PRIMARY KEY, balance INTEGER NOT NULL, pad BLOB)');
     await db.transaction(async (tx) => {
-      for (let i = 1; i <= 300; i++) await tx.execute('INSERT INTO acct VALUES (?, 1000, ?)', [i, transfer(new Uint8Array(64 * 1024).fill(i))]);
+      for (let i = 1; i <= 300; i++)
+        await tx.execute('INSERT INTO acct VALUES (?, 1000, ?)', [i, transfer(new Uint8Array(64 * 1024).fill(i))]);
     });
   });
   // Tab b moves money between random accounts, one transaction each, until told to stop.
@@ -299,7 +324,11 @@ test('an export is one state of the database while another tab keeps writing; th
     globalThis.moves = (async () => {
       let n = 0;
       while (!globalThis.stop) {
-        const [from, to, x] = [1 + Math.floor(Math.random() * 300), 1 + Math.floor(Math.random() * 300), 1 + Math.floor(Math.random() * 50)];
+        const [from, to, x] = [
+          1 + Math.floor(Math.random() * 300),
+          1 + Math.floor(Math.random() * 300),
+          1 + Math.floor(Math.random() * 50),
+        ];
         await db.transaction(async (tx) => {
           await tx.execute('UPDATE acct SET balance = balance - ? WHERE id = ?', [x, from]);
           await tx.execute('UPDATE acct SET balance = balance + ? WHERE id = ?', [x, to]);
@@ -343,7 +372,9 @@ test('an export is one state of the database while another tab keeps writing; th
   t.diagnostic(`${r.reads} export reads; tab b made ${moves} transfers`);
 });
 
-test('from a following tab: export, import into the shared database, and import by name from a tab that never opened it; watches everywhere see it', { timeout: 180_000 }, async (t) => {
+test('from a following tab: export, import into the shared database, and import by name from a tab that never opened it; watches everywhere see it', {
+  timeout: 180_000,
+}, async (t) => {
   const name = dbName(t);
   const [a, b] = [await tab(name), await tab(name)];
   const c = await h.newPage();
@@ -356,7 +387,9 @@ test('from a following tab: export, import into the shared database, and import 
       const { build } = (0, eval)(KIT)(api);
       await build(db, 0);
       globalThis.seen = [];
-      globalThis.sub = db.watch('SELECT group_concat(tag) AS tags FROM (SELECT tag FROM tags ORDER BY tag)', [], (rows) => seen.push(rows[0].tags));
+      globalThis.sub = db.watch('SELECT group_concat(tag) AS tags FROM (SELECT tag FROM tags ORDER BY tag)', [], (rows) =>
+        seen.push(rows[0].tags),
+      );
       await sub.ready;
     },
     kit,
@@ -376,20 +409,28 @@ test('from a following tab: export, import into the shared database, and import 
     },
     kit,
   );
-  const leaders = await inPage(a, async (api, { KIT }) => {
-    const { bytesOf, sha } = (0, eval)(KIT)(api);
-    const mine = await bytesOf(db.export());
-    return { sha: await sha(mine), length: mine.length };
-  }, kit);
+  const leaders = await inPage(
+    a,
+    async (api, { KIT }) => {
+      const { bytesOf, sha } = (0, eval)(KIT)(api);
+      const mine = await bytesOf(db.export());
+      return { sha: await sha(mine), length: mine.length };
+    },
+    kit,
+  );
   assert.deepEqual(exported, leaders);
 
   const until = `async (cond) => { const t0 = performance.now(); while (!(await cond())) { if (performance.now() - t0 > 10000) throw new Error('gave up waiting'); await new Promise((r) => setTimeout(r, 10)); } }`;
   // Tab b imports into the database it follows.
   await inPage(b, async ({ importDatabase }) => importDatabase(db, fromB));
-  const afterB = await inPage(a, async (api, { until }) => {
-    await (0, eval)(until)(() => seen.at(-1) === 'a,b,c,z8');
-    return (await db.query('SELECT user_version FROM pragma_user_version'))[0].user_version;
-  }, { until });
+  const afterB = await inPage(
+    a,
+    async (api, { until }) => {
+      await (0, eval)(until)(() => seen.at(-1) === 'a,b,c,z8');
+      return (await db.query('SELECT user_version FROM pragma_user_version'))[0].user_version;
+    },
+    { until },
+  );
   assert.equal(afterB, 15);
 
   // Tab c never opened it: importDatabase by name goes through the leader, streaming from a database of its own.
@@ -406,27 +447,40 @@ test('from a following tab: export, import into the shared database, and import 
     },
     kit,
   );
-  const seenInA = await inPage(a, async (api, { KIT, until }) => {
-    const { snapshot } = (0, eval)(KIT)(api);
-    await (0, eval)(until)(() => seen.at(-1) === 'a,b,c,z4');
-    return snapshot(db);
-  }, { KIT, until });
+  const seenInA = await inPage(
+    a,
+    async (api, { KIT, until }) => {
+      const { snapshot } = (0, eval)(KIT)(api);
+      await (0, eval)(until)(() => seen.at(-1) === 'a,b,c,z4');
+      return snapshot(db);
+    },
+    { KIT, until },
+  );
   assert.equal(seenInA, fromC);
   const seenInB = await inPage(b, async (api, { KIT }) => (0, eval)(KIT)(api).snapshot(db), kit);
   assert.equal(seenInB, fromC);
 
   // Tab a imports by name while its own Database has the name open: a second share in one page.
-  const again = await inPage(a, async ({ importDatabase }, name) => {
-    const refused = await importDatabase(name, new Blob([])).then(() => 'imported', (e) => e.code);
-    const copy = await new Response(db.export()).blob(); // the z4 database
-    await db.execute('DELETE FROM tags');
-    await importDatabase(name, copy);
-    return { refused, tags: (await db.query('SELECT group_concat(tag) AS t FROM (SELECT tag FROM tags ORDER BY tag)'))[0].t };
-  }, name);
+  const again = await inPage(
+    a,
+    async ({ importDatabase }, name) => {
+      const refused = await importDatabase(name, new Blob([])).then(
+        () => 'imported',
+        (e) => e.code,
+      );
+      const copy = await new Response(db.export()).blob(); // the z4 database
+      await db.execute('DELETE FROM tags');
+      await importDatabase(name, copy);
+      return { refused, tags: (await db.query('SELECT group_concat(tag) AS t FROM (SELECT tag FROM tags ORDER BY tag)'))[0].t };
+    },
+    name,
+  );
   assert.deepEqual(again, { refused: 'SQLITE_NOTADB', tags: 'a,b,c,z4' });
 });
 
-test('an export nobody reads gives way to waiting calls (its next read fails with SQLITE_ABORT); cancel and close() end one at once', { timeout: 180_000 }, async (t) => {
+test('an export nobody reads gives way to waiting calls (its next read fails with SQLITE_ABORT); cancel and close() end one at once', {
+  timeout: 180_000,
+}, async (t) => {
   const name = dbName(t);
   const [a, b] = [await tab(name), await tab(name)];
   t.after(() => Promise.all([a.close(), b.close()]));
@@ -437,7 +491,10 @@ test('an export nobody reads gives way to waiting calls (its next read fails wit
     globalThis.reader = db.export().getReader();
     globalThis.first = (await reader.read()).value.length;
     // A call of this tab's own, made while its export runs, waits for it too.
-    globalThis.own = db.query('SELECT count(*) AS n FROM t').then((r) => r[0].n, (e) => e.code);
+    globalThis.own = db.query('SELECT count(*) AS n FROM t').then(
+      (r) => r[0].n,
+      (e) => e.code,
+    );
   });
   // Tab b's call waits, and is answered once the unread export has given way.
   const waited = await inPage(b, async () => (await db.query('SELECT count(*) AS n FROM t'))[0].n);
@@ -476,7 +533,10 @@ test('an export nobody reads gives way to waiting calls (its next read fails wit
     const r = db.export().getReader();
     await r.read();
     await db.close();
-    return r.read().then(() => 'read', (e) => e.code);
+    return r.read().then(
+      () => 'read',
+      (e) => e.code,
+    );
   });
   assert.equal(closed, 'RESQ_CLOSED');
   assert.equal(await inPage(b, async () => (await db.query('SELECT count(*) AS n FROM t'))[0].n), 1);
@@ -492,7 +552,17 @@ test('an export nobody reads gives way to waiting calls (its next read fails wit
       const afterCancel = await within5s(d.query('SELECT count(*) AS n FROM t').then((rows) => rows[0].n));
       const s = d.export();
       const closing = await within5s(d.close().then(() => 'closed'));
-      return { afterCancel, closing, read: await s.getReader().read().then(() => 'read', (e) => e.code) };
+      return {
+        afterCancel,
+        closing,
+        read: await s
+          .getReader()
+          .read()
+          .then(
+            () => 'read',
+            (e) => e.code,
+          ),
+      };
     },
     name,
   );
@@ -523,9 +593,11 @@ test(`${process.env.RESQ_BACKUP_MB ?? 256} MB of media: exported to a file and i
         const chunks = new ReadableStream({
           pull(c) {
             if (i === 64) return c.close();
-            let x = (v * 64 + i + 1) * 2654435761 >>> 0;
+            let x = ((v * 64 + i + 1) * 2654435761) >>> 0;
             for (let j = 0; j < words.length; j++) {
-              x ^= x << 13; x ^= x >>> 17; x ^= x << 5;
+              x ^= x << 13;
+              x ^= x >>> 17;
+              x ^= x << 5;
               words[j] = x;
             }
             c.enqueue(new Uint8Array(words.buffer.slice(0)));
@@ -541,40 +613,49 @@ test(`${process.env.RESQ_BACKUP_MB ?? 256} MB of media: exported to a file and i
   );
   const baseline = await heap.measure();
   // Out: into a file of the origin's OPFS, as a user saves a backup.
-  const out = await inPage(hp.page, async ({ probe }, name) => {
-    const root = await navigator.storage.getDirectory();
-    const handle = await root.getFileHandle('backup-test.db', { create: true });
-    const t0 = performance.now();
-    await db.export().pipeTo(await handle.createWritable());
-    const ms = performance.now() - t0;
-    globalThis.file = await handle.getFile();
-    return { ms, size: file.size, wasm: await probe(name, 'memory') };
-  }, name);
+  const out = await inPage(
+    hp.page,
+    async ({ probe }, name) => {
+      const root = await navigator.storage.getDirectory();
+      const handle = await root.getFileHandle('backup-test.db', { create: true });
+      const t0 = performance.now();
+      await db.export().pipeTo(await handle.createWritable());
+      const ms = performance.now() - t0;
+      globalThis.file = await handle.getFile();
+      return { ms, size: file.size, wasm: await probe(name, 'memory') };
+    },
+    name,
+  );
   const afterExport = await heap.measure();
   // Back in: into a database of another name, from that file.
   const copyName = `${name}-copy`;
-  const back = await inPage(hp.page, async (api, { KIT, name, copyName }) => {
-    const { open, importDatabase, sha, staged, probe, MB } = (0, eval)(KIT)(api);
-    const copy = await open(copyName);
-    const t0 = performance.now();
-    await importDatabase(copy, file);
-    const ms = performance.now() - t0;
-    const wasm = await probe(copyName, 'memory');
-    // Each value: its length, and the hashes of its first, a middle and its last MB.
-    const parts = async (d) => {
-      const out = [];
-      for (const { id, n } of await d.query('SELECT id, length(data) AS n FROM media ORDER BY id')) {
-        for (const at of [0, Math.floor(n / MB / 2) * MB, n - MB]) out.push([id, n, at, await sha(await d.readBlob('media', 'data', id, { offset: at, length: MB }))]);
-      }
-      return out;
-    };
-    const [want, got] = [await parts(db), await parts(copy)];
-    await copy.close();
-    await db.close();
-    await (await navigator.storage.getDirectory()).removeEntry('backup-test.db');
-    globalThis.file = null;
-    return { ms, wasm, same: JSON.stringify(want) === JSON.stringify(got), values: want.length / 3, temp: await staged() };
-  }, { KIT, name, copyName });
+  const back = await inPage(
+    hp.page,
+    async (api, { KIT, name, copyName }) => {
+      const { open, importDatabase, sha, staged, probe, MB } = (0, eval)(KIT)(api);
+      const copy = await open(copyName);
+      const t0 = performance.now();
+      await importDatabase(copy, file);
+      const ms = performance.now() - t0;
+      const wasm = await probe(copyName, 'memory');
+      // Each value: its length, and the hashes of its first, a middle and its last MB.
+      const parts = async (d) => {
+        const out = [];
+        for (const { id, n } of await d.query('SELECT id, length(data) AS n FROM media ORDER BY id')) {
+          for (const at of [0, Math.floor(n / MB / 2) * MB, n - MB])
+            out.push([id, n, at, await sha(await d.readBlob('media', 'data', id, { offset: at, length: MB }))]);
+        }
+        return out;
+      };
+      const [want, got] = [await parts(db), await parts(copy)];
+      await copy.close();
+      await db.close();
+      await (await navigator.storage.getDirectory()).removeEntry('backup-test.db');
+      globalThis.file = null;
+      return { ms, wasm, same: JSON.stringify(want) === JSON.stringify(got), values: want.length / 3, temp: await staged() };
+    },
+    { KIT, name, copyName },
+  );
   const afterImport = await heap.measure();
   const MB = 1 << 20;
   assert.ok(out.size > SIZE_MB * MB, `${out.size} bytes exported`);
@@ -588,6 +669,10 @@ test(`${process.env.RESQ_BACKUP_MB ?? 256} MB of media: exported to a file and i
     assert.ok(afterImport - baseline < 32 * MB, `the page heap grew by ${afterImport - baseline} bytes over the import`);
   }
   const rate = (ms) => ((out.size / MB / ms) * 1000).toFixed(0);
-  t.diagnostic(`${(out.size / MB).toFixed(1)} MB: export to an OPFS file ${out.ms.toFixed(0)} ms (${rate(out.ms)} MB/s), import from it ${back.ms.toFixed(0)} ms (${rate(back.ms)} MB/s)`);
-  t.diagnostic(`wasm memory: exporting worker ${out.wasm} bytes, importing worker ${back.wasm} bytes; page heap ${baseline ?? 'n/a'} → ${afterExport ?? 'n/a'} → ${afterImport ?? 'n/a'} bytes`);
+  t.diagnostic(
+    `${(out.size / MB).toFixed(1)} MB: export to an OPFS file ${out.ms.toFixed(0)} ms (${rate(out.ms)} MB/s), import from it ${back.ms.toFixed(0)} ms (${rate(back.ms)} MB/s)`,
+  );
+  t.diagnostic(
+    `wasm memory: exporting worker ${out.wasm} bytes, importing worker ${back.wasm} bytes; page heap ${baseline ?? 'n/a'} → ${afterExport ?? 'n/a'} → ${afterImport ?? 'n/a'} bytes`,
+  );
 });

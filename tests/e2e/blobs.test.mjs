@@ -19,8 +19,7 @@ after(async () => {
 });
 
 const T = 4096; // a small threshold keeps the sizes around it cheap
-const onDb = (t, body, arg, options = { blobTransferThreshold: T }) =>
-  withDb(h.page, dbName(t), body, { arg, options });
+const onDb = (t, body, arg, options = { blobTransferThreshold: T }) => withDb(h.page, dbName(t), body, { arg, options });
 
 test('bytes just below, at and just above the threshold round-trip on every parameter path, and the caller keeps its buffer', async (t) => {
   const r = await onDb(
@@ -34,7 +33,10 @@ test('bytes just below, at and just above the threshold round-trip on every para
         const b = fill(n, n);
         const keep = b.slice();
         await db.execute('INSERT INTO t(path, data) VALUES (?, ?)', ['execute', b]);
-        await db.executeBatch('INSERT INTO t(path, data) VALUES (?, ?)', [['batch', b], ['batch', b]]);
+        await db.executeBatch('INSERT INTO t(path, data) VALUES (?, ?)', [
+          ['batch', b],
+          ['batch', b],
+        ]);
         await db.transaction((tx) => tx.execute('INSERT INTO t(path, data) VALUES (?, ?)', ['tx', b]));
         const [{ echo }] = await db.query('SELECT ? AS echo', [b]);
         const echoedBytes = JSON.parse(new TextDecoder().decode(await db.queryBytes('SELECT ? AS e', [b])))[0].e;
@@ -81,7 +83,7 @@ test('transfer() hands the buffer over: detached on the page, exactly the view b
       second: Array.from(rows[1].data),
     };
   });
-  assert.deepEqual(r, { detached: [0, 0], first: [9000, 100, (9099) & 255], second: [7, 8, 9] });
+  assert.deepEqual(r, { detached: [0, 0], first: [9000, 100, 9099 & 255], second: [7, 8, 9] });
 });
 
 test('bad blob inputs: detached buffers are refused, zero-length, views and shared memory round-trip exactly', async (t) => {
@@ -110,7 +112,7 @@ test('bad blob inputs: detached buffers are refused, zero-length, views and shar
     }
     const words = new Uint16Array([0x0102, 0x0304]);
     await db.execute('INSERT INTO t(id, data) VALUES (5, ?)', [words]);
-    const rows = await db.query("SELECT id, typeof(data) AS type, data FROM t ORDER BY id");
+    const rows = await db.query('SELECT id, typeof(data) AS type, data FROM t ORDER BY id');
     return {
       detached,
       before,
@@ -125,10 +127,15 @@ test('bad blob inputs: detached buffers are refused, zero-length, views and shar
     [3, 'blob', 6000, [0, 7, 14, 21], true],
     [4, 'blob', 10, [70, 77, 84, 91], true],
   ];
-  assert.deepEqual(r.rows, [[1, 'blob', 0, [], true], [2, 'blob', 0, [], true], ...(r.hasShared ? shared : []), [5, 'blob', 4, [2, 1, 4, 3], true]]);
+  assert.deepEqual(r.rows, [
+    [1, 'blob', 0, [], true],
+    [2, 'blob', 0, [], true],
+    ...(r.hasShared ? shared : []),
+    [5, 'blob', 4, [2, 1, 4, 3], true],
+  ]);
 });
 
-test('a blob over SQLite\'s length limit is SQLITE_TOOBIG and the next call works', async (t) => {
+test("a blob over SQLite's length limit is SQLITE_TOOBIG and the next call works", async (t) => {
   const r = await onDb(t, async (db, { outcome }) => ({
     big: await outcome(db.query('SELECT zeroblob(2147483648) AS z')),
     next: await outcome(db.query('SELECT 1 AS one')),
@@ -219,7 +226,9 @@ test('bad Blob parameters are refused and leave nothing behind', { opfs: true },
   assert.equal(r.next.ok, true);
 });
 
-test('a 256 MB File streams in with worker wasm memory under 64 MB, and readBlob ranges read it back exactly', { opfs: true }, async (t) => {
+test('a 256 MB File streams in with worker wasm memory under 64 MB, and readBlob ranges read it back exactly', {
+  opfs: true,
+}, async (t) => {
   // The probe worker reports the wasm instance's memory (the package has no such hook).
   const hp = await start({ isolated: true, probe: {} });
   t.after(() => hp.close());
@@ -235,8 +244,13 @@ test('a 256 MB File streams in with worker wasm memory under 64 MB, and readBlob
         const b = new Uint8Array(MB);
         let x = (i + 1) * 2654435761;
         for (let j = 0; j < MB; j += 4) {
-          x ^= x << 13; x ^= x >>> 17; x ^= x << 5;
-          b[j] = x; b[j + 1] = x >>> 8; b[j + 2] = x >>> 16; b[j + 3] = x >>> 24;
+          x ^= x << 13;
+          x ^= x >>> 17;
+          x ^= x << 5;
+          b[j] = x;
+          b[j + 1] = x >>> 8;
+          b[j + 2] = x >>> 16;
+          b[j + 3] = x >>> 24;
         }
         return b;
       };
@@ -246,7 +260,8 @@ test('a 256 MB File streams in with worker wasm memory under 64 MB, and readBlob
       const before = await probe(name, 'memory');
       const { lastInsertRowid: id } = await db.execute('INSERT INTO media(name, data) VALUES (?, ?)', [file.name, file]);
       const afterInsert = await probe(name, 'memory');
-      const hex = async (bytes) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
+      const hex = async (bytes) =>
+        Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
       let equal = 0;
       const RANGE = 16 * MB;
       for (let at = 0; at < SIZE; at += RANGE) {
@@ -257,7 +272,16 @@ test('a 256 MB File streams in with worker wasm memory under 64 MB, and readBlob
       const odd = await db.readBlob('media', 'data', id, { offset: SIZE - 5, length: 5 });
       const [{ n }] = await db.query('SELECT length(data) AS n FROM media WHERE id = ?', [id]);
       // WebAssembly.Memory never shrinks: its size now is its peak.
-      return { n, equal, ranges: SIZE / RANGE, odd: Array.from(odd), tail: Array.from(parts[255].subarray(MB - 5)), before, peak: await probe(name, 'memory'), afterInsert };
+      return {
+        n,
+        equal,
+        ranges: SIZE / RANGE,
+        odd: Array.from(odd),
+        tail: Array.from(parts[255].subarray(MB - 5)),
+        before,
+        peak: await probe(name, 'memory'),
+        afterInsert,
+      };
     },
     { arg: name, options: { blobTransferThreshold: T } },
   );
@@ -270,7 +294,9 @@ test('a 256 MB File streams in with worker wasm memory under 64 MB, and readBlob
 
 test('readBlob: ranges, and the errors for what does not exist or does not fit', async (t) => {
   const r = await onDb(t, async (db, { outcome }) => {
-    await db.execute("CREATE TABLE m(id INTEGER PRIMARY KEY, name TEXT, data BLOB); INSERT INTO m VALUES (1, 'a', x'0001020304'), (2, 'b', NULL)");
+    await db.execute(
+      "CREATE TABLE m(id INTEGER PRIMARY KEY, name TEXT, data BLOB); INSERT INTO m VALUES (1, 'a', x'0001020304'), (2, 'b', NULL)",
+    );
     const read = (...a) => outcome(db.readBlob(...a));
     return {
       whole: await read('m', 'data', 1),

@@ -30,7 +30,8 @@ import { join } from 'node:path';
 import { ENGINE, launch, packInto } from './harness.mjs';
 import { serve } from '../../scripts/serve.mjs';
 
-const skip = ENGINE !== 'chromium' && 'Chromium only: this file checks what Vite emits, the same for every browser (see the top of the file)';
+const skip =
+  ENGINE !== 'chromium' && 'Chromium only: this file checks what Vite emits, the same for every browser (see the top of the file)';
 
 const VITE = '8.3.8';
 const CSP = "script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'";
@@ -120,7 +121,10 @@ async function viteDev() {
   for (;;) {
     if (exited !== null) throw new Error(`vite exited (${exited}) before serving:\n${out}`);
     if (Date.now() > deadline) throw new Error(`vite did not answer at ${url} within 60 s:\n${out}`);
-    const answered = await fetch(url).then((r) => r.ok, () => false);
+    const answered = await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (answered) return url;
     await new Promise((later) => setTimeout(later, 100));
   }
@@ -177,8 +181,15 @@ async function roundTrip(url, name) {
     await window.db.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, data BLOB)');
     const { lastInsertRowid } = await window.db.execute('INSERT INTO media(data) VALUES (?)', [bytes]);
     const [row] = await window.db.query('SELECT data FROM media WHERE id = ?', [lastInsertRowid]);
-    const digest = async (b) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (x) => x.toString(16).padStart(2, '0')).join('');
-    return { id: lastInsertRowid, sent: await digest(bytes), got: await digest(row.data), length: row.data.length, isBytes: row.data instanceof Uint8Array };
+    const digest = async (b) =>
+      Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (x) => x.toString(16).padStart(2, '0')).join('');
+    return {
+      id: lastInsertRowid,
+      sent: await digest(bytes),
+      got: await digest(row.data),
+      length: row.data.length,
+      isBytes: row.data instanceof Uint8Array,
+    };
   }, name);
   // The database's worker, while it lives: its own timeline shows what it fetched.
   const worker = page.workers().find((w) => w.url().includes('worker'));
@@ -267,11 +278,23 @@ test('vite build, defaults: the worker, the broker and both wasms are emitted as
  * nothing was asked for outside the build.
  */
 function assertServedFromBuild(r, log) {
-  assert.equal(one(r.page.fetched, /^\/assets\/worker-[^/]+\.js$/, 'the page').status, 200, 'the page loaded the worker script from the build');
-  assert.equal(one(r.worker, /^\/assets\/resq_wasm_bg-[^/]+\.wasm$/, 'the worker').status, 200, 'the worker fetched the wasm from the build');
+  assert.equal(
+    one(r.page.fetched, /^\/assets\/worker-[^/]+\.js$/, 'the page').status,
+    200,
+    'the page loaded the worker script from the build',
+  );
+  assert.equal(
+    one(r.worker, /^\/assets\/resq_wasm_bg-[^/]+\.wasm$/, 'the worker').status,
+    200,
+    'the worker fetched the wasm from the build',
+  );
   // Who asked for what: the browser's Sec-Fetch-Dest.
   const asked = (pattern) => log.filter((e) => pattern.test(e.path)).map(({ status, dest }) => ({ status, dest }));
-  assert.deepEqual(asked(/^\/assets\/worker-/), [{ status: 200, dest: 'worker' }], 'the leading tab started the worker (the other follows)');
+  assert.deepEqual(
+    asked(/^\/assets\/worker-/),
+    [{ status: 200, dest: 'worker' }],
+    'the leading tab started the worker (the other follows)',
+  );
   assert.deepEqual(asked(/^\/assets\/broker-/), [{ status: 200, dest: 'sharedworker' }], 'one broker, loaded as a SharedWorker');
   assert.deepEqual(asked(/\.wasm$/), [{ status: 200, dest: 'empty' }], 'the wasm was fetched once: by the worker, not by the page');
   assert.deepEqual(
@@ -281,7 +304,9 @@ function assertServedFromBuild(r, log) {
   );
 }
 
-test('the build, served plainly (no COOP/COEP): OPFS, exact bytes, two tabs; worker and wasm from the build’s assets', { skip }, async () => {
+test('the build, served plainly (no COOP/COEP): OPFS, exact bytes, two tabs; worker and wasm from the build’s assets', {
+  skip,
+}, async () => {
   const log = [];
   const server = await serve(join(app, 'dist'), 0, { log });
   stops.push(server.close);
@@ -307,6 +332,10 @@ test('the Vite dev server, defaults: OPFS, exact bytes, two tabs; the worker fet
   const url = await viteDev();
   const r = await roundTrip(url, 'dev.db');
   assertWorks(r);
-  assert.equal(one(r.page.fetched, /\/resq-wasm\/pkg\/worker\.js$/, 'the page').status, 200, 'the worker script came from the installed package');
+  assert.equal(
+    one(r.page.fetched, /\/resq-wasm\/pkg\/worker\.js$/, 'the page').status,
+    200,
+    'the worker script came from the installed package',
+  );
   assert.equal(one(r.worker, /\/resq-wasm\/pkg\/wasm\/resq_wasm_bg\.wasm$/, 'the worker').status, 200, 'the worker fetched the wasm');
 });

@@ -109,7 +109,10 @@ test('committed rows survive a SIGKILL of the browser; an open transaction that 
   // The open transaction's pages were in the file: it had grown by more than
   // the whole page cache could have held back.
   assert.ok(before.openPages >= before.committedPages + (OPEN_MB << 20) / 8192, JSON.stringify(before));
-  assert.ok(before.openBytes - before.committedBytes > CACHE, `the pool grew by ${before.openBytes - before.committedBytes} bytes only: no spill`);
+  assert.ok(
+    before.openBytes - before.committedBytes > CACHE,
+    `the pool grew by ${before.openBytes - before.committedBytes} bytes only: no spill`,
+  );
 
   const second = await launch();
   const after = await inPage(
@@ -191,7 +194,8 @@ test('a SIGKILL while a large Blob streams into its row and a staged blob has sp
     async ({ open }, [MB, stageSrc]) => {
       const stageFiles = (0, eval)(`(${stageSrc})`);
       const part = (seed) => Uint8Array.from({ length: MB }, (_, j) => (j * 7 + seed * 13) & 255);
-      const hex = async (b) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (x) => x.toString(16).padStart(2, '0')).join('');
+      const hex = async (b) =>
+        Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (x) => x.toString(16).padStart(2, '0')).join('');
       // The dead worker's temp file outlived the browser; the next open() of
       // any database removes it (no live worker holds its lock), before any
       // close() could sweep.
@@ -204,14 +208,19 @@ test('a SIGKILL while a large Blob streams into its row and a staged blob has sp
       const [{ ok }] = await db.query('SELECT integrity_check AS ok FROM pragma_integrity_check');
       const committed = (await hex(await db.readBlob('media', 'data', rows[0].id))) === (await hex(part(1)));
       let inFlight = null;
-      if (rows[1]) inFlight = (await hex(await (await db.blobFile('media', 'data', rows[1].id)).arrayBuffer())) === (await hex(await new Blob(Array.from({ length: 128 }, (_, i) => part(i))).arrayBuffer()));
+      if (rows[1])
+        inFlight =
+          (await hex(await (await db.blobFile('media', 'data', rows[1].id)).arrayBuffer())) ===
+          (await hex(await new Blob(Array.from({ length: 128 }, (_, i) => part(i))).arrayBuffer()));
       await db.close();
       return { rows: rows.map((r) => [r.name, r.n]), ok, committed, inFlight, leftAfterRestart, leftAfterOpen };
     },
     [MB, stageFiles.toString()],
   );
   await second.close();
-  t.diagnostic(after.rows.length === 2 ? 'the 128 MB insert had committed before the kill' : 'the kill landed before the 128 MB insert committed');
+  t.diagnostic(
+    after.rows.length === 2 ? 'the 128 MB insert had committed before the kill' : 'the kill landed before the 128 MB insert committed',
+  );
   assert.equal(after.ok, 'ok');
   assert.equal(after.committed, true);
   assert.deepEqual(after.rows[0], ['committed', MB]);
@@ -225,7 +234,7 @@ test('a SIGKILL while a large Blob streams into its row and a staged blob has sp
   assert.equal(after.leftAfterOpen, null);
 });
 
-test('a SIGKILL while importDatabase copies a file over a database: after the restart it is the old database, whole, and the import\'s temp file goes at the next open()', async (t) => {
+test("a SIGKILL while importDatabase copies a file over a database: after the restart it is the old database, whole, and the import's temp file goes at the next open()", async (t) => {
   const MB = 1 << 20;
   const first = await launch();
   const before = await inPage(
@@ -253,7 +262,8 @@ test('a SIGKILL while importDatabase copies a file over a database: after the re
       // Staged, checked, then copied: the kill lands once the copy has
       // written past what the page cache could hold back.
       const start = performance.now();
-      while (settled === null && (await poolBytes('crash-restore.db')) - base < 40 * MB - CACHE) await new Promise((r) => setTimeout(r, 20));
+      while (settled === null && (await poolBytes('crash-restore.db')) - base < 40 * MB - CACHE)
+        await new Promise((r) => setTimeout(r, 20));
       return { pages, base, settled, files: await stageFiles('crash-restore.db'), ms: Math.round(performance.now() - start) };
     },
     [MB, stageFiles.toString(), poolBytes.toString(), CACHE],
@@ -276,7 +286,7 @@ test('a SIGKILL while importDatabase copies a file over a database: after the re
       await other.close();
       const db = await open('crash-restore.db');
       const [row] = await db.query(
-        'SELECT (SELECT v FROM which) AS which, count(*) AS n, sum(length(data)) AS bytes, sum(instr(data, x\'22\') > 0) AS mixed, (SELECT integrity_check FROM pragma_integrity_check) AS ok FROM t',
+        "SELECT (SELECT v FROM which) AS which, count(*) AS n, sum(length(data)) AS bytes, sum(instr(data, x'22') > 0) AS mixed, (SELECT integrity_check FROM pragma_integrity_check) AS ok FROM t",
       );
       const [{ page_count: pages }] = await db.query('PRAGMA page_count');
       const bytes = await poolBytes('crash-restore.db');
@@ -288,5 +298,15 @@ test('a SIGKILL while importDatabase copies a file over a database: after the re
   await second.close();
   t.diagnostic(`after the restart: ${JSON.stringify(after)}`);
   // The old database, as it was: the hot journal's rollback took the copied pages out.
-  assert.deepEqual(after, { which: 'old', n: 20, bytes: 20 * 300000, mixed: 0, ok: 'ok', pages: before.pages, poolBytes: before.base, leftAfterRestart: 1, leftAfterOpen: null });
+  assert.deepEqual(after, {
+    which: 'old',
+    n: 20,
+    bytes: 20 * 300000,
+    mixed: 0,
+    ok: 'ok',
+    pages: before.pages,
+    poolBytes: before.base,
+    leftAfterRestart: 1,
+    leftAfterOpen: null,
+  });
 });

@@ -24,7 +24,9 @@ after(async () => {
   await hp?.close();
 });
 
-test('a trap in the wasm (an out-of-bounds access) rejects the pending calls with RESQ_WORKER_DIED; later calls go to a new worker, which has every committed row', { opfs: true }, async (t) => {
+test('a trap in the wasm (an out-of-bounds access) rejects the pending calls with RESQ_WORKER_DIED; later calls go to a new worker, which has every committed row', {
+  opfs: true,
+}, async (t) => {
   const r = await inPage(
     hp.page,
     async ({ open, outcome, probe }, name) => {
@@ -42,14 +44,20 @@ test('a trap in the wasm (an out-of-bounds access) rejects the pending calls wit
     },
     dbName(t),
   );
-  assert.deepEqual(r.results.slice(0, 3).map((o) => o.ok), [true, true, true]);
+  assert.deepEqual(
+    r.results.slice(0, 3).map((o) => o.ok),
+    [true, true, true],
+  );
   for (const o of r.results.slice(3)) {
     assert.equal(o.ok, false);
     assert.equal(o.error.isResqError, true);
     assert.equal(o.error.code, 'RESQ_WORKER_DIED');
   }
   // The trap's own message, in each engine's words for it.
-  assert.match(r.results[3].error.message, { chromium: /memory access out of bounds/, firefox: /RuntimeError: index out of bounds/ }[hp.engine]);
+  assert.match(
+    r.results[3].error.message,
+    { chromium: /memory access out of bounds/, firefox: /RuntimeError: index out of bounds/ }[hp.engine],
+  );
   // A new worker has the file, and what was committed before the trap.
   assert.deepEqual(r.rows, { ok: true, value: [{ x: 1 }, { x: 2 }, { x: 3 }] });
   assert.deepEqual(r.check, { ok: true, value: [{ integrity_check: 'ok' }] });
@@ -73,7 +81,9 @@ test('a memory database whose worker traps is gone: pending and later calls reje
   assert.equal(r.closed.ok, true, 'close() of a dead database resolves');
 });
 
-test('a worker terminated from outside settles every pending call with RESQ_WORKER_DIED; later calls go to a new worker', { opfs: true }, async (t) => {
+test('a worker terminated from outside settles every pending call with RESQ_WORKER_DIED; later calls go to a new worker', {
+  opfs: true,
+}, async (t) => {
   const page = await h.newPage();
   await keepWorkers(page);
   const r = await inPage(
@@ -144,24 +154,29 @@ test('a page that enforces Trusted Types gets RESQ_UNSUPPORTED from open(), sayi
   const ht = await start({ headers: { 'Content-Security-Policy': "require-trusted-types-for 'script'" } });
   try {
     // Not inPage(): it evaluates its snippet from text, which this page refuses.
-    const r = await ht.page.evaluate(async ([name, scratch]) => {
-      if (typeof trustedTypes === 'undefined') return { enforced: false };
-      const { open, ResqError } = await import('resq-wasm');
-      let refused;
-      try {
-        await open(name, scratch);
-        refused = { ok: true };
-      } catch (e) {
-        refused = { ok: false, isResqError: e instanceof ResqError, code: e.code, message: e.message };
-      }
-      // What the README tells such a page to do: a policy for the package's URLs.
-      trustedTypes.createPolicy('default', { createScriptURL: (url) => (new URL(url).pathname.startsWith('/node_modules/resq-wasm/') ? url : null) });
-      const db = await open(name, scratch);
-      await db.execute('CREATE TABLE t(x); INSERT INTO t VALUES (42)');
-      const rows = await db.query('SELECT x FROM t');
-      await db.close();
-      return { enforced: true, refused, rows };
-    }, [dbName(t), SCRATCH]);
+    const r = await ht.page.evaluate(
+      async ([name, scratch]) => {
+        if (typeof trustedTypes === 'undefined') return { enforced: false };
+        const { open, ResqError } = await import('resq-wasm');
+        let refused;
+        try {
+          await open(name, scratch);
+          refused = { ok: true };
+        } catch (e) {
+          refused = { ok: false, isResqError: e instanceof ResqError, code: e.code, message: e.message };
+        }
+        // What the README tells such a page to do: a policy for the package's URLs.
+        trustedTypes.createPolicy('default', {
+          createScriptURL: (url) => (new URL(url).pathname.startsWith('/node_modules/resq-wasm/') ? url : null),
+        });
+        const db = await open(name, scratch);
+        await db.execute('CREATE TABLE t(x); INSERT INTO t VALUES (42)');
+        const rows = await db.query('SELECT x FROM t');
+        await db.close();
+        return { enforced: true, refused, rows };
+      },
+      [dbName(t), SCRATCH],
+    );
     assert.equal(r.enforced, true, `${ht.engine} enforces Trusted Types (every engine this suite runs does)`);
     assert.equal(r.refused.ok, false, 'open() is refused');
     assert.equal(r.refused.isResqError, true);

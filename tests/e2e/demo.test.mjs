@@ -88,7 +88,12 @@ async function until(p, fn, what, arg = null, ms = 30_000) {
     if (value) return value;
     if (Date.now() - t0 > ms) {
       const said = await p
-        .evaluate(() => ['#toast', '#progress'].map((s) => document.querySelector(`${s}:not([hidden])`)?.textContent.trim()).filter(Boolean).join('; '))
+        .evaluate(() =>
+          ['#toast', '#progress']
+            .map((s) => document.querySelector(`${s}:not([hidden])`)?.textContent.trim())
+            .filter(Boolean)
+            .join('; '),
+        )
         .catch(() => '');
       throw new Error(`${what} (after ${ms} ms${said ? `; the app showed: ${said}` : ''})`);
     }
@@ -103,7 +108,13 @@ async function shoot(p, name) {
   mkdirSync(SHOTS, { recursive: true });
   // Once fonts are in and transitions have ended (the looping ones never do).
   await p.evaluate(() =>
-    Promise.all([document.fonts.ready, ...document.getAnimations().filter((a) => a.effect.getComputedTiming().iterations !== Infinity).map((a) => a.finished)]),
+    Promise.all([
+      document.fonts.ready,
+      ...document
+        .getAnimations()
+        .filter((a) => a.effect.getComputedTiming().iterations !== Infinity)
+        .map((a) => a.finished),
+    ]),
   );
   await p.screenshot({ path: join(SHOTS, `${name}.png`) });
 }
@@ -121,7 +132,9 @@ async function dropFiles(p, make) {
     const out = [];
     for (const f of files) {
       dt.items.add(f);
-      const sha = [...new Uint8Array(await crypto.subtle.digest('SHA-256', await f.arrayBuffer()))].map((b) => b.toString(16).padStart(2, '0')).join('');
+      const sha = [...new Uint8Array(await crypto.subtle.digest('SHA-256', await f.arrayBuffer()))]
+        .map((b) => b.toString(16).padStart(2, '0'))
+        .join('');
       out.push({ name: f.name, sha });
     }
     document.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
@@ -151,7 +164,12 @@ function storedHashes(p) {
 /** Opens the card named `name` in the viewer and waits for its media element. */
 async function openItem(p, name) {
   await p.evaluate((name) => [...document.querySelectorAll('#grid .card .open')].find((b) => b.title === name).click(), name);
-  return until(p, (name) => document.querySelector('#viewer').open && document.querySelector('#viewer-name').textContent === name, `the viewer never showed ${name}`, name);
+  return until(
+    p,
+    (name) => document.querySelector('#viewer').open && document.querySelector('#viewer-name').textContent === name,
+    `the viewer never showed ${name}`,
+    name,
+  );
 }
 const closeViewer = (p) => ui(p).click('#viewer [data-close]');
 
@@ -203,7 +221,10 @@ test('the library starts empty; dropped and picked photos, audio and video appea
     }
   });
   assert.equal(thumbs.length, names.length);
-  assert.ok(thumbs.every((t) => t.n > 100 && t.type.startsWith('image/')), JSON.stringify(thumbs));
+  assert.ok(
+    thumbs.every((t) => t.n > 100 && t.type.startsWith('image/')),
+    JSON.stringify(thumbs),
+  );
   assert.deepEqual(await storedHashes(page), Object.fromEntries(sources));
   await until(page, () => document.querySelector('#toast:not([hidden])')?.textContent.startsWith('Added'), 'no message after adding');
   await page.evaluate(() => (document.querySelector('#toast').hidden = true));
@@ -236,7 +257,12 @@ test('search finds items by name and by a tag added in the viewer (FTS5)', async
   const { fill, press } = ui(page);
   const search = async (text, expected) => {
     await fill('#search', text);
-    await until(page, (want) => JSON.stringify([...document.querySelectorAll('#grid .card .name')].map((e) => e.textContent).sort()) === want, `search “${text}” never gave ${expected}`, JSON.stringify([...expected].sort()));
+    await until(
+      page,
+      (want) => JSON.stringify([...document.querySelectorAll('#grid .card .name')].map((e) => e.textContent).sort()) === want,
+      `search “${text}” never gave ${expected}`,
+      JSON.stringify([...expected].sort()),
+    );
   };
   await search('sunset', ['beach-sunset.png']);
   await search('CITY', ['city-at-night.png', 'city-walk.webm']); // any case, any word of the name
@@ -249,7 +275,10 @@ test('search finds items by name and by a tag added in the viewer (FTS5)', async
     await press('#tags-input', 'Enter');
   }
   await until(page, () => document.querySelectorAll('#tag-list .tag').length === 2, 'the tags never showed');
-  assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll('#tag-list .tag')].map((t) => t.textContent)), ['holiday', 'summer 2026']);
+  assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll('#tag-list .tag')].map((t) => t.textContent)), [
+    'holiday',
+    'summer 2026',
+  ]);
   await shoot(page, 'item');
   await closeViewer(page);
 
@@ -271,10 +300,11 @@ test('the video plays from the database through the service worker, and seeks to
   await openItem(page, 'city-walk.webm');
   const played = await page.evaluate(async () => {
     const v = document.querySelector('#viewer video');
-    const when = (event) => new Promise((resolve, reject) => {
-      v.addEventListener(event, resolve, { once: true });
-      v.addEventListener('error', () => reject(new Error(`media error: ${v.error?.message}`)), { once: true });
-    });
+    const when = (event) =>
+      new Promise((resolve, reject) => {
+        v.addEventListener(event, resolve, { once: true });
+        v.addEventListener('error', () => reject(new Error(`media error: ${v.error?.message}`)), { once: true });
+      });
     if (v.readyState < 3) await when('canplay');
     v.pause();
     const middle = v.duration / 2;
@@ -283,7 +313,15 @@ test('the video plays from the database through the service worker, and seeks to
     const seekedTo = v.currentTime;
     await v.play();
     await new Promise((resolve) => setTimeout(resolve, 300));
-    return { src: v.getAttribute('src'), controlled: !!navigator.serviceWorker.controller, duration: v.duration, middle, seekedTo, later: v.currentTime, paused: v.paused };
+    return {
+      src: v.getAttribute('src'),
+      controlled: !!navigator.serviceWorker.controller,
+      duration: v.duration,
+      middle,
+      seekedTo,
+      later: v.currentTime,
+      paused: v.paused,
+    };
   });
   assert.match(played.src, /^media\/\d+\?v=\d+$/);
   assert.equal(played.controlled, true);
@@ -329,26 +367,46 @@ test('what was added is still there after a reload, byte for byte, with its tags
   await until(page, (n) => document.querySelectorAll('#grid .card').length === n, 'the items never showed after the reload', sources.size);
   assert.deepEqual((await gridNames(page)).sort(), [...sources.keys()].sort());
   assert.deepEqual(await storedHashes(page), Object.fromEntries(sources));
-  const tags = await page.evaluate(() => [...document.querySelectorAll('#grid .card')].find((c) => c.textContent.includes('mountain-lake')).querySelector('.tags').textContent);
+  const tags = await page.evaluate(
+    () =>
+      [...document.querySelectorAll('#grid .card')].find((c) => c.textContent.includes('mountain-lake')).querySelector('.tags').textContent,
+  );
   assert.equal(tags, 'holidaysummer 2026');
   assert.deepEqual(page.errors, []);
 });
 
 test('a voice note and a camera clip are recorded, chunk by chunk, into the library', async () => {
   const { clickButton } = ui(page);
-  for (const [button, prefix, kind] of [['Voice note', 'Voice note ', 'audio'], ['Camera', 'Camera clip ', 'video']]) {
+  for (const [button, prefix, kind] of [
+    ['Voice note', 'Voice note ', 'audio'],
+    ['Camera', 'Camera clip ', 'video'],
+  ]) {
     await clickButton(button);
     await until(page, () => document.querySelector('#recorder').open, `the ${kind} recorder never opened`);
-    await until(page, () => document.querySelector('#recorder-time').textContent >= '0:02', 'the recording clock never reached 0:02', null, 15_000);
+    await until(
+      page,
+      () => document.querySelector('#recorder-time').textContent >= '0:02',
+      'the recording clock never reached 0:02',
+      null,
+      15_000,
+    );
     await clickButton('Stop and save');
-    const name = await until(page, (prefix) => [...document.querySelectorAll('#grid .card .name')].map((e) => e.textContent).find((n) => n.startsWith(prefix)), `no ${prefix}card`, prefix);
+    const name = await until(
+      page,
+      (prefix) => [...document.querySelectorAll('#grid .card .name')].map((e) => e.textContent).find((n) => n.startsWith(prefix)),
+      `no ${prefix}card`,
+      prefix,
+    );
     sources.set(name, (await storedHashes(page))[name]); // what was recorded is what is stored, from here on
     const stored = await inPage(
       page,
       async ({ open }, name) => {
         const db = await open('library.db');
         try {
-          const [row] = await db.query('SELECT kind, type, size, length(data) AS n, duration, tags, (SELECT length(data) FROM thumbs WHERE item = items.id) AS thumb FROM items WHERE name = ?', [name]);
+          const [row] = await db.query(
+            'SELECT kind, type, size, length(data) AS n, duration, tags, (SELECT length(data) FROM thumbs WHERE item = items.id) AS thumb FROM items WHERE name = ?',
+            [name],
+          );
           return row;
         } finally {
           await db.close();
@@ -380,7 +438,8 @@ test('a voice note and a camera clip are recorded, chunk by chunk, into the libr
     // Headless Firefox here has no audio output device: playing sound fails
     // there ("OnMediaSinkAudioError"), whatever the page does.
     if (!(ENGINE === 'firefox' && /MediaSinkAudioError/.test(played.error))) assert.equal(played.error, undefined);
-    if (findsLength) assert.ok(Math.abs(played.length - stored.duration) < 1, `the player says ${played.length} s, the recorder ${stored.duration} s`);
+    if (findsLength)
+      assert.ok(Math.abs(played.length - stored.duration) < 1, `the player says ${played.length} s, the recorder ${stored.duration} s`);
     await closeViewer(page);
   }
   assert.deepEqual(page.errors, []);
@@ -389,14 +448,31 @@ test('a voice note and a camera clip are recorded, chunk by chunk, into the libr
 test('a second tab sees an item added in the first, without a reload', async () => {
   const second = await newPage();
   await openApp(second);
-  await until(second, (n) => document.querySelectorAll('#grid .card').length === n, 'the second tab never showed the library', sources.size);
+  await until(
+    second,
+    (n) => document.querySelectorAll('#grid .card').length === n,
+    'the second tab never showed the library',
+    sources.size,
+  );
   const [name] = await dropFiles(page, async (m) => [await m.pngFile('from-the-first-tab.png', { hue: 320 })]);
-  await until(second, (name) => [...document.querySelectorAll('#grid .card .name')].some((e) => e.textContent === name), 'the second tab never showed the new item', name);
+  await until(
+    second,
+    (name) => [...document.querySelectorAll('#grid .card .name')].some((e) => e.textContent === name),
+    'the second tab never showed the new item',
+    name,
+  );
   // And back: a tag set in the second tab shows on the first one's card.
   await openItem(second, name);
   await ui(second).fill('#tags-input', 'shared');
   await ui(second).press('#tags-input', 'Enter');
-  await until(page, (name) => [...document.querySelectorAll('#grid .card')].find((c) => c.querySelector('.name').textContent === name)?.querySelector('.tags')?.textContent === 'shared', 'the first tab never showed the tag', name);
+  await until(
+    page,
+    (name) =>
+      [...document.querySelectorAll('#grid .card')].find((c) => c.querySelector('.name').textContent === name)?.querySelector('.tags')
+        ?.textContent === 'shared',
+    'the first tab never showed the tag',
+    name,
+  );
   assert.deepEqual(second.errors, []);
   await second.close();
   assert.deepEqual(page.errors, []);
@@ -404,7 +480,11 @@ test('a second tab sees an item added in the first, without a reload', async () 
 
 test('the storage panel shows the database size, the quota, and asks to persist', async () => {
   await ui(page).clickButton('Storage');
-  await until(page, () => document.querySelector('#storage').open && document.querySelector('#storage-library').dataset.fileBytes, 'the storage panel never opened');
+  await until(
+    page,
+    () => document.querySelector('#storage').open && document.querySelector('#storage-library').dataset.fileBytes,
+    'the storage panel never opened',
+  );
   const shown = await page.evaluate(() => ({
     file: Number(document.querySelector('#storage-library').dataset.fileBytes),
     text: document.querySelector('#storage').innerText,
@@ -438,13 +518,21 @@ test('export, a damaged backup refused, delete everything, import the export: th
   const state = () => page.evaluate(() => document.querySelector('#backup-state').textContent);
   await clickButton('Storage');
   await until(page, () => document.querySelector('#storage').open, 'the storage panel never opened');
-  const exported = async () => until(page, () => /^Export(ed| failed)/.test(document.querySelector('#backup-state').textContent) && document.querySelector('#backup-state').textContent, 'the export never ended');
+  const exported = async () =>
+    until(
+      page,
+      () =>
+        /^Export(ed| failed)/.test(document.querySelector('#backup-state').textContent) &&
+        document.querySelector('#backup-state').textContent,
+      'the export never ended',
+    );
 
   // To disk through the save picker, streamed: the picker is the one thing
   // a test cannot click, so it hands out a file of the origin's own
   // private file system instead of one the user picked.
   await page.evaluate(() => {
-    window.showSaveFilePicker = async ({ suggestedName }) => (await navigator.storage.getDirectory()).getFileHandle(`saved-${suggestedName}`, { create: true });
+    window.showSaveFilePicker = async ({ suggestedName }) =>
+      (await navigator.storage.getDirectory()).getFileHandle(`saved-${suggestedName}`, { create: true });
   });
   await clickButton('Export library');
   assert.match(await exported(), /^Exported library-\d{4}-\d\d-\d\d\.db/);
@@ -482,13 +570,21 @@ test('export, a damaged backup refused, delete everything, import the export: th
   const before = await storedHashes(page);
   await setInputFiles('#import', { name: 'damaged.db', mimeType: BACKUP_TYPE, buffer: backup.subarray(0, backup.length - 65536) });
   await clickButton('Replace', { within: ['#confirm', ''] });
-  await until(page, () => /^Import failed/.test(document.querySelector('#backup-state').textContent), 'the damaged backup was never refused');
+  await until(
+    page,
+    () => /^Import failed/.test(document.querySelector('#backup-state').textContent),
+    'the damaged backup was never refused',
+  );
   assert.match(await state(), /the library is as it was\. SQLITE_CORRUPT/);
   assert.deepEqual(await storedHashes(page), before);
 
   await clickButton('Delete everything');
   await clickButton('Delete everything', { within: ['#confirm', ''] });
-  await until(page, () => document.querySelectorAll('#grid .card').length === 0 && !document.querySelector('#empty').hidden, 'the library never emptied');
+  await until(
+    page,
+    () => document.querySelectorAll('#grid .card').length === 0 && !document.querySelector('#empty').hidden,
+    'the library never emptied',
+  );
   assert.deepEqual(await storedHashes(page), {});
 
   await setInputFiles('#import', { name: 'library-backup.db', mimeType: BACKUP_TYPE, buffer: backup });

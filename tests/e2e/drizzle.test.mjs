@@ -56,7 +56,9 @@ const withDrizzle = (t, body, arg = null) =>
         views: integer('views').notNull().default(0),
       });
       const usersRelations = orm.relations(users, ({ many }) => ({ posts: many(posts) }));
-      const postsRelations = orm.relations(posts, ({ one }) => ({ writer: one(users, { fields: [posts.author], references: [users.id] }) }));
+      const postsRelations = orm.relations(posts, ({ one }) => ({
+        writer: one(users, { fields: [posts.author], references: [users.id] }),
+      }));
       const database = await api.open(name, api.scratch);
       try {
         const db = drizzle(database, { schema: { users, posts, usersRelations, postsRelations } });
@@ -162,8 +164,15 @@ test('the relational query API: db.query with nested relations', async (t) => {
       { author: 2, title: 'compilers' },
       { author: 1, title: 'notes' },
     ]);
-    const all = await db.query.users.findMany({ columns: { id: true, name: true }, with: { posts: { columns: { title: true } } }, orderBy: (u, { asc }) => asc(u.id) });
-    const first = await db.query.posts.findFirst({ where: (p, { eq }) => eq(p.title, 'compilers'), with: { writer: { columns: { name: true } } } });
+    const all = await db.query.users.findMany({
+      columns: { id: true, name: true },
+      with: { posts: { columns: { title: true } } },
+      orderBy: (u, { asc }) => asc(u.id),
+    });
+    const first = await db.query.posts.findFirst({
+      where: (p, { eq }) => eq(p.title, 'compilers'),
+      with: { writer: { columns: { name: true } } },
+    });
     return plain({ all, first });
   });
   assert.deepEqual(got.all, [
@@ -290,7 +299,10 @@ test('calls made outside a transaction while it runs wait for it: no interleavin
         db.transaction(async (tx) => {
           const { views } = await tx.select({ views: posts.views }).from(posts).where(eq(posts.id, 1)).get();
           await pause();
-          await tx.update(posts).set({ views: views + 1 }).where(eq(posts.id, 1));
+          await tx
+            .update(posts)
+            .set({ views: views + 1 })
+            .where(eq(posts.id, 1));
         }),
       ),
     );
@@ -304,44 +316,52 @@ test('calls made outside a transaction while it runs wait for it: no interleavin
   });
 });
 
-test("errors: Drizzle's DrizzleQueryError around the ResqError; a failed call changes nothing; ambiguous columns are refused", HANGS, async (t) => {
-  const got = await withDrizzle(t, async ({ db, users, drizzle, describe, ResqError, orm: { DrizzleQueryError } }) => {
-    await db.insert(users).values({ name: 'a' });
-    const failure = async (promise) => {
+test(
+  "errors: Drizzle's DrizzleQueryError around the ResqError; a failed call changes nothing; ambiguous columns are refused",
+  HANGS,
+  async (t) => {
+    const got = await withDrizzle(t, async ({ db, users, drizzle, describe, ResqError, orm: { DrizzleQueryError } }) => {
+      await db.insert(users).values({ name: 'a' });
+      const failure = async (promise) => {
+        try {
+          await promise;
+          return 'resolved';
+        } catch (e) {
+          return {
+            isDrizzleQueryError: e instanceof DrizzleQueryError,
+            cause: describe(e.cause),
+            causeIsResqError: e.cause instanceof ResqError,
+          };
+        }
+      };
+      const duplicate = await failure(db.insert(users).values({ name: 'a' }));
+      const inTransaction = await failure(
+        db.transaction(async (tx) => {
+          await tx.insert(users).values({ name: 'b' });
+          await tx.insert(users).values({ name: 'a' });
+        }),
+      );
+      // RETURNING "id", "id": query() keys rows by name, so the two are one.
+      const ambiguous = await failure(db.insert(users).values({ name: 'c' }).returning({ first: users.id, second: users.id }));
+      let badDatabase;
       try {
-        await promise;
-        return 'resolved';
+        drizzle('app.db');
       } catch (e) {
-        return { isDrizzleQueryError: e instanceof DrizzleQueryError, cause: describe(e.cause), causeIsResqError: e.cause instanceof ResqError };
+        badDatabase = e.code;
       }
-    };
-    const duplicate = await failure(db.insert(users).values({ name: 'a' }));
-    const inTransaction = await failure(
-      db.transaction(async (tx) => {
-        await tx.insert(users).values({ name: 'b' });
-        await tx.insert(users).values({ name: 'a' });
-      }),
-    );
-    // RETURNING "id", "id": query() keys rows by name, so the two are one.
-    const ambiguous = await failure(db.insert(users).values({ name: 'c' }).returning({ first: users.id, second: users.id }));
-    let badDatabase;
-    try {
-      drizzle('app.db');
-    } catch (e) {
-      badDatabase = e.code;
-    }
-    const names = (await db.select({ name: users.name }).from(users).orderBy(users.id)).map((r) => r.name);
-    return { duplicate, inTransaction, ambiguous, badDatabase, names };
-  });
-  assert.equal(got.duplicate.isDrizzleQueryError, true);
-  assert.equal(got.duplicate.causeIsResqError, true);
-  assert.equal(got.duplicate.cause.code, 'SQLITE_CONSTRAINT_UNIQUE');
-  assert.equal(got.inTransaction.cause.code, 'SQLITE_CONSTRAINT_UNIQUE');
-  assert.equal(got.ambiguous.cause.code, 'RESQ_UNSUPPORTED');
-  assert.equal(got.badDatabase, 'RESQ_BAD_PARAM');
-  // The RETURNING statement ran; only its rows could not be mapped.
-  assert.deepEqual(got.names, ['a', 'c']);
-});
+      const names = (await db.select({ name: users.name }).from(users).orderBy(users.id)).map((r) => r.name);
+      return { duplicate, inTransaction, ambiguous, badDatabase, names };
+    });
+    assert.equal(got.duplicate.isDrizzleQueryError, true);
+    assert.equal(got.duplicate.causeIsResqError, true);
+    assert.equal(got.duplicate.cause.code, 'SQLITE_CONSTRAINT_UNIQUE');
+    assert.equal(got.inTransaction.cause.code, 'SQLITE_CONSTRAINT_UNIQUE');
+    assert.equal(got.ambiguous.cause.code, 'RESQ_UNSUPPORTED');
+    assert.equal(got.badDatabase, 'RESQ_BAD_PARAM');
+    // The RETURNING statement ran; only its rows could not be mapped.
+    assert.deepEqual(got.names, ['a', 'c']);
+  },
+);
 
 test('TypeScript: the entry type-checks with Drizzle, and a wrong database is an error', () => {
   writeFileSync(
@@ -371,7 +391,20 @@ export async function uses(): Promise<void> {
   );
   const tsc = resolve(import.meta.dirname, '../../node_modules/.bin/tsc');
   // Drizzle's own .d.ts files need skipLibCheck (they name every driver's optional peer), as its docs say.
-  const args = ['--noEmit', '--strict', '--skipLibCheck', '--target', 'ES2022', '--module', 'ES2022', '--moduleResolution', 'bundler', '--lib', 'ES2022,DOM', 'drizzle-uses.ts'];
+  const args = [
+    '--noEmit',
+    '--strict',
+    '--skipLibCheck',
+    '--target',
+    'ES2022',
+    '--module',
+    'ES2022',
+    '--moduleResolution',
+    'bundler',
+    '--lib',
+    'ES2022,DOM',
+    'drizzle-uses.ts',
+  ];
   const r = spawnSync(tsc, args, { cwd: h.app, encoding: 'utf8' });
   assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`);
 });

@@ -55,7 +55,7 @@ test('a staged value of an encrypted database spills sealed: no plaintext in its
   const enc = await inPage(h.page, stageTrial, { ...arg, name: dbName(t), options: { key: 'temp space key' } });
   const plain = await inPage(h.page, stageTrial, { ...arg, name: dbName(t, 'plain.db'), options: {} });
   assert.ok(enc.mid.bytes > 4 << 20, `the staged bytes spilled to OPFS (${enc.mid.bytes} bytes there)`);
-  assert.equal(enc.mid.hits, 0, 'no plaintext marker in the encrypted database\'s temp file');
+  assert.equal(enc.mid.hits, 0, "no plaintext marker in the encrypted database's temp file");
   assert.ok(enc.same, 'the staged value is stored exactly');
   assert.equal(enc.ranged, MARKER);
   // The control: the scan sees a plain database's temp file, marker and all.
@@ -63,7 +63,7 @@ test('a staged value of an encrypted database spills sealed: no plaintext in its
   assert.ok(plain.same);
 });
 
-test('an encrypted export imports with its key into another encrypted database, under that one\'s key', async (t) => {
+test("an encrypted export imports with its key into another encrypted database, under that one's key", async (t) => {
   const from = dbName(t, 'from.db');
   const into = dbName(t, 'into.db');
   const other = dbName(t, 'other.db');

@@ -38,7 +38,10 @@ test('an encrypted database round-trips every value and blob path, and its files
       await db.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, i, f, s, b, n, big BLOB)');
       const small = new TextEncoder().encode(`${marker} in bytes`);
       await db.execute('INSERT INTO t(id, i, f, s, b, n) VALUES (1, ?, ?, ?, ?, NULL)', [2n ** 60n, 1.5, `${marker} as text`, small]);
-      await db.executeBatch('INSERT INTO t(id, s) VALUES (?, ?)', [[2, marker], [3, marker]]);
+      await db.executeBatch('INSERT INTO t(id, s) VALUES (?, ?)', [
+        [2, marker],
+        [3, marker],
+      ]);
       // A File over the stream limit: streamed into its cell.
       await db.execute('INSERT INTO t(id, big) VALUES (4, ?)', [new File([big], 'clip.bin')]);
       await db.close();
@@ -87,7 +90,13 @@ test('an encrypted database round-trips every value and blob path, and its files
   assert.equal(got.closed.hits, 0, 'no plaintext marker in the OPFS files after close()');
   assert.equal(got.closedInWorker.bytes, got.closed.bytes, 'a worker of the test read the same files with sync access handles');
   assert.equal(got.closedInWorker.hits, 0, 'no plaintext marker there either');
-  assert.deepEqual(got.row, { i: { bigint: String(2n ** 60n) }, f: 1.5, s: `${MARKER} as text`, b: { bytes: Array.from(new TextEncoder().encode(`${MARKER} in bytes`)) }, n: null });
+  assert.deepEqual(got.row, {
+    i: { bigint: String(2n ** 60n) },
+    f: 1.5,
+    s: `${MARKER} as text`,
+    b: { bytes: Array.from(new TextEncoder().encode(`${MARKER} in bytes`)) },
+    n: null,
+  });
   assert.equal(got.ranged, MARKER, 'a ranged read of the streamed value');
   assert.equal(got.streamed, 5 << 20);
   assert.ok(got.same, 'blobStream gives the bytes stored');
@@ -108,7 +117,10 @@ test('mid-transaction, the journal and the pages already written hold none of th
       const db = await open(name, { key });
       await db.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, s TEXT)');
       const row = `${marker} `.repeat(200);
-      await db.executeBatch('INSERT INTO t(s) VALUES (?)', Array.from({ length: 500 }, () => [row]));
+      await db.executeBatch(
+        'INSERT INTO t(s) VALUES (?)',
+        Array.from({ length: 500 }, () => [row]),
+      );
       // 40 MB in one transaction: more than the page cache holds, so pages
       // spill into the file and the journal fills, before any commit. The
       // files are read then (a File of them reads beside the worker's
@@ -117,7 +129,11 @@ test('mid-transaction, the journal and the pages already written hold none of th
       await db
         .transaction(async (tx) => {
           await tx.execute('UPDATE t SET s = s || ?', [marker]);
-          for (let i = 0; i < 6; i++) await tx.executeBatch('INSERT INTO t(s) VALUES (?)', Array.from({ length: 1000 }, () => [row]));
+          for (let i = 0; i < 6; i++)
+            await tx.executeBatch(
+              'INSERT INTO t(s) VALUES (?)',
+              Array.from({ length: 1000 }, () => [row]),
+            );
           mid = await rawScan(name, marker);
           throw new Error('roll back');
         })
@@ -174,7 +190,19 @@ test('a wrong key, a missing key and a key for a plain database are RESQ_BAD_KEY
       const shortRaw = await outcome(open(secret, { key: new Uint8Array(31) }));
       const empty = await outcome(open(secret, { key: '' }));
       const memory = await outcome(open(':memory:', { key: 'x' }));
-      return { wrong, rawWrong, missing, onPlain, unchanged: before[0] === after[0] && before[1] === after[1], kept, plainRows, badShape, shortRaw, empty, memory };
+      return {
+        wrong,
+        rawWrong,
+        missing,
+        onPlain,
+        unchanged: before[0] === after[0] && before[1] === after[1],
+        kept,
+        plainRows,
+        badShape,
+        shortRaw,
+        empty,
+        memory,
+      };
     },
     { secret, plainName },
   );
@@ -198,10 +226,14 @@ test('a following tab proves the key: with it, its calls run; with a wrong one o
   const name = dbName(t);
   const other = await h.newPage();
   try {
-    await inPage(h.page, async ({ open }, { name }) => {
-      globalThis.leader = await open(name, { key: 'tab key' });
-      await globalThis.leader.execute('CREATE TABLE t(x)');
-    }, { name });
+    await inPage(
+      h.page,
+      async ({ open }, { name }) => {
+        globalThis.leader = await open(name, { key: 'tab key' });
+        await globalThis.leader.execute('CREATE TABLE t(x)');
+      },
+      { name },
+    );
     const got = await inPage(
       other,
       async ({ open, outcome }, { name }) => {
@@ -289,14 +321,22 @@ test('after rekey in one tab, the other tab gets RESQ_BAD_KEY and opens it again
   const name = dbName(t);
   const other = await h.newPage();
   try {
-    await inPage(h.page, async ({ open }, { name }) => {
-      globalThis.leader = await open(name, { key: 'old' });
-      await globalThis.leader.execute('CREATE TABLE t(x)');
-    }, { name });
-    await inPage(other, async ({ open }, { name }) => {
-      globalThis.follower = await open(name, { key: 'old' });
-      await globalThis.follower.execute("INSERT INTO t VALUES ('before')");
-    }, { name });
+    await inPage(
+      h.page,
+      async ({ open }, { name }) => {
+        globalThis.leader = await open(name, { key: 'old' });
+        await globalThis.leader.execute('CREATE TABLE t(x)');
+      },
+      { name },
+    );
+    await inPage(
+      other,
+      async ({ open }, { name }) => {
+        globalThis.follower = await open(name, { key: 'old' });
+        await globalThis.follower.execute("INSERT INTO t VALUES ('before')");
+      },
+      { name },
+    );
     await inPage(h.page, async () => globalThis.leader.rekey('new'));
     const got = await inPage(
       other,
@@ -317,7 +357,6 @@ test('after rekey in one tab, the other tab gets RESQ_BAD_KEY and opens it again
     await other.close();
   }
 });
-
 
 test('rekey(null) decrypts: the file is plain after, opens without a key, and the other tab gets RESQ_BAD_KEY', async (t) => {
   const name = dbName(t);
@@ -411,11 +450,20 @@ test('rekey(key) encrypts a plain database from the tab that leads, and the othe
           const db = window.resqDb;
           const before = (await rawScan(name, marker)).hits;
           // A call made while the rekey runs, after it: it runs once, on the encrypted database.
-          const [rekeyed, inserted] = await Promise.all([outcome(db.rekey('new key')), outcome(db.execute('INSERT INTO t(s) VALUES (?)', [`${marker} after`]))]);
+          const [rekeyed, inserted] = await Promise.all([
+            outcome(db.rekey('new key')),
+            outcome(db.execute('INSERT INTO t(s) VALUES (?)', [`${marker} after`])),
+          ]);
           const rows = (await db.query('SELECT s FROM t ORDER BY id')).map((r) => r.s);
           await db.close();
           const after = (await rawScan(name, marker)).hits;
-          return { before, rekeyed: rekeyed.ok ? 'ok' : rekeyed.error.code, inserted: inserted.ok ? 'ok' : inserted.error.code, rows, after };
+          return {
+            before,
+            rekeyed: rekeyed.ok ? 'ok' : rekeyed.error.code,
+            inserted: inserted.ok ? 'ok' : inserted.error.code,
+            rows,
+            after,
+          };
         },
         { name, marker: MARKER, scan: rawScan.toString() },
       );
@@ -454,11 +502,15 @@ test('rekey(key) of a plain database from a following tab is RESQ_UNSUPPORTED, a
   const name = dbName(t);
   const other = await h.newPage();
   try {
-    await inPage(h.page, async ({ open }, { name }) => {
-      window.resqDb = await open(name);
-      await window.resqDb.execute('CREATE TABLE t(s)');
-      await window.resqDb.execute("INSERT INTO t VALUES ('plain')");
-    }, { name });
+    await inPage(
+      h.page,
+      async ({ open }, { name }) => {
+        window.resqDb = await open(name);
+        await window.resqDb.execute('CREATE TABLE t(s)');
+        await window.resqDb.execute("INSERT INTO t VALUES ('plain')");
+      },
+      { name },
+    );
     const got = await inPage(
       other,
       async ({ open, outcome }, { name }) => {

@@ -151,7 +151,13 @@ const FAILURES = [
     /UNIQUE constraint failed: t\.a.*INSERT INTO t/,
     2067,
   ],
-  ['a NOT NULL constraint violation', `(db) => db.execute('${POS}', ['x', null])`, 'SQLITE_CONSTRAINT_NOTNULL', /NOT NULL constraint failed: t\.b/, 1299],
+  [
+    'a NOT NULL constraint violation',
+    `(db) => db.execute('${POS}', ['x', null])`,
+    'SQLITE_CONSTRAINT_NOTNULL',
+    /NOT NULL constraint failed: t\.b/,
+    1299,
+  ],
   [
     'a PRIMARY KEY violation',
     "(db) => db.execute('INSERT INTO t(id, a, b) VALUES (1, ?, 1)', ['x'])",

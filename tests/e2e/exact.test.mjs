@@ -27,7 +27,10 @@ test('a streamed File lands only in its own cell: not in a zero-filled BLOB of t
     async (db, _api, N) => {
       const file = new File([Uint8Array.from({ length: N }, (_, i) => (i % 251) + 1)], 'clip.bin');
       const sum = async (table, col, id) => {
-        const [row] = await db.query(`SELECT length(${col}) AS n, hex(substr(${col}, 1, 4)) AS head, hex(substr(${col}, -4)) AS tail FROM ${table} WHERE id = ?`, [id]);
+        const [row] = await db.query(
+          `SELECT length(${col}) AS n, hex(substr(${col}, 1, 4)) AS head, hex(substr(${col}, -4)) AS tail FROM ${table} WHERE id = ?`,
+          [id],
+        );
         return row;
       };
       await db.execute('CREATE TABLE m(id INTEGER PRIMARY KEY, a BLOB, b BLOB); CREATE TABLE zeros(z BLOB)');
@@ -46,7 +49,11 @@ test('a streamed File lands only in its own cell: not in a zero-filled BLOB of t
     { arg: LIMIT + 3 },
   );
   const zeros = { n: LIMIT + 3, head: '00000000', tail: '00000000' };
-  const file = { n: LIMIT + 3, head: '01020304', tail: [LIMIT - 1, LIMIT, LIMIT + 1, LIMIT + 2].map((i) => ((i % 251) + 1).toString(16).toUpperCase().padStart(2, '0')).join('') };
+  const file = {
+    n: LIMIT + 3,
+    head: '01020304',
+    tail: [LIMIT - 1, LIMIT, LIMIT + 1, LIMIT + 2].map((i) => ((i % 251) + 1).toString(16).toUpperCase().padStart(2, '0')).join(''),
+  };
   assert.deepEqual(r, [
     { a: zeros, b: file },
     { a: zeros, b: file },
@@ -83,7 +90,9 @@ test('a streamed value reaches the copies its triggers made, two Blobs of equal 
         backup: await head('SELECT hex(substr(data, 1, 2)) || hex(substr(data, -1)) AS h FROM backup'),
         pair: await head("SELECT hex(substr(x, 1, 1)) || '/' || hex(substr(y, 1, 1)) AS h FROM pair"),
         refused,
-        counts: await db.query('SELECT (SELECT count(*) FROM wr) AS wr, (SELECT count(*) FROM docs) AS docs, (SELECT count(*) FROM sizes) AS sizes'),
+        counts: await db.query(
+          'SELECT (SELECT count(*) FROM wr) AS wr, (SELECT count(*) FROM docs) AS docs, (SELECT count(*) FROM sizes) AS sizes',
+        ),
         works: await outcome(db.execute('INSERT INTO sizes(n) VALUES (1)')),
         noRow,
       };
@@ -180,13 +189,17 @@ test('a blobStream whose value is replaced, deleted or rolled back between pulls
     assert.deepEqual(r[k].seen, [5], k);
     assert.equal(r[k].code, 'SQLITE_ABORT', k);
   }
-  assert.deepEqual(r.after, [{ id: 1, h: '07' }, { id: 3, h: '03' }, { id: 4, h: '08' }]);
+  assert.deepEqual(r.after, [
+    { id: 1, h: '07' },
+    { id: 3, h: '03' },
+    { id: 4, h: '08' },
+  ]);
 });
 
 test('transaction callbacks read media through tx (readBlob, blobStream, blobFile); a db call made inside one waits for its commit', async (t) => {
   const page = await h.newPage();
   const r = await withDb(page, dbName(t), async (db) => {
-    await db.execute('CREATE TABLE v(id INTEGER PRIMARY KEY, data BLOB); INSERT INTO v(data) VALUES (x\'0102030405\')');
+    await db.execute("CREATE TABLE v(id INTEGER PRIMARY KEY, data BLOB); INSERT INTO v(data) VALUES (x'0102030405')");
     const inside = await db.transaction(async (tx) => {
       await tx.execute("UPDATE v SET data = x'0A0B0C' WHERE id = 1");
       const range = Array.from(await tx.readBlob('v', 'data', 1, { offset: 1, length: 2 }));
@@ -249,7 +262,9 @@ test('without OPFS, staging stops at its memory budget with RESQ_UNSUPPORTED, an
   assert.deepEqual(r.rows, [{ n: 10 }]);
 });
 
-test('in a Firefox private window, where OPFS is refused, open() of an OPFS name is RESQ_UNSUPPORTED and a memory database stages within its budget', { skip: ENGINE !== 'firefox' && "Firefox private windows only (Chromium's incognito keeps OPFS; WebKitGTK has none in any window)" }, async (t) => {
+test('in a Firefox private window, where OPFS is refused, open() of an OPFS name is RESQ_UNSUPPORTED and a memory database stages within its budget', {
+  skip: ENGINE !== 'firefox' && "Firefox private windows only (Chromium's incognito keeps OPFS; WebKitGTK has none in any window)",
+}, async (t) => {
   const hp = await start({ privateWindow: true });
   t.after(() => hp.close());
   const r = await inPage(hp.page, async ({ open, outcome }) => {

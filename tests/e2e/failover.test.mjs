@@ -59,7 +59,11 @@ test('a follower call whose answer is lost with the leader completes once: execu
     // Each round the worker of the tab that leads ends after the call ran;
     // the other tab, queued for the lead, leads next.
     if (what !== 'transaction') await dieBeforeReply(leader, name);
-    got[what] = await inPage(follower, async ({ outcome, probe }, { src, name }) => outcome(new Function('probe', 'NAME', `return (${src})()`)(probe, name)), { src: call.toString(), name });
+    got[what] = await inPage(
+      follower,
+      async ({ outcome, probe }, { src, name }) => outcome(new Function('probe', 'NAME', `return (${src})()`)(probe, name)),
+      { src: call.toString(), name },
+    );
     [leader, follower] = [follower, leader];
   }
   for (const [what, r] of Object.entries(got)) assert.equal(r.ok, true, `${what}: ${JSON.stringify(r.error)}`);
@@ -72,7 +76,9 @@ test('a follower call whose answer is lost with the leader completes once: execu
   assert.equal(got.transaction.value, 'committed');
   assert.deepEqual(got.read.value, [{ n: 7 }]);
   // The record is out of the way: not among the tables a schema tool lists.
-  const tables = await inPage(a, async () => (await db.query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")).map((r) => r.name));
+  const tables = await inPage(a, async () =>
+    (await db.query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")).map((r) => r.name),
+  );
   assert.deepEqual(tables, ['t']);
   await Promise.all([a.close(), b.close()]);
 });
@@ -100,7 +106,10 @@ test("the leading tab closes mid-stream of another tab's 300 writes: no call rej
   assert.deepEqual(r.failed, []);
   assert.equal(r.ok, 300);
   const rows = await inPage(b, async () => (await db.query('SELECT k FROM w ORDER BY n')).map((x) => x.k));
-  assert.deepEqual(rows, Array.from({ length: 300 }, (_, i) => `b-${i}`));
+  assert.deepEqual(
+    rows,
+    Array.from({ length: 300 }, (_, i) => `b-${i}`),
+  );
   await b.close();
 });
 
@@ -114,7 +123,8 @@ test('five cycles of "the leader closes, the other tab calls at once": every cal
     // The other tab calls, without pause, as the leader's page goes.
     const calls = inPage(
       other,
-      async ({ outcome }, cycle) => Promise.all([outcome(db.execute('INSERT INTO c(cycle) VALUES (?)', [cycle])), outcome(db.query('SELECT count(*) AS n FROM c'))]),
+      async ({ outcome }, cycle) =>
+        Promise.all([outcome(db.execute('INSERT INTO c(cycle) VALUES (?)', [cycle])), outcome(db.query('SELECT count(*) AS n FROM c'))]),
       cycle,
     );
     await leader.close();
@@ -141,7 +151,9 @@ async function model(t, writers, failovers) {
   // The leaders first: they queue for the lead in order, before the writers.
   const leaders = [];
   for (let i = 0; i <= failovers; i++) leaders.push(await tab(name));
-  await inPage(leaders[0], async () => db.execute('CREATE TABLE m(id TEXT PRIMARY KEY, v INTEGER); CREATE TABLE log(n INTEGER PRIMARY KEY, tab TEXT, i INTEGER)'));
+  await inPage(leaders[0], async () =>
+    db.execute('CREATE TABLE m(id TEXT PRIMARY KEY, v INTEGER); CREATE TABLE log(n INTEGER PRIMARY KEY, tab TEXT, i INTEGER)'),
+  );
   const pages = [];
   for (let i = 0; i < writers; i++) pages.push(await tab(name));
   let stop = false;
@@ -151,7 +163,11 @@ async function model(t, writers, failovers) {
       async (_, { tab, seed }) => {
         let x = seed;
         const rand = (n) => {
-          x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+          x ^= x << 13;
+          x >>>= 0;
+          x ^= x >>> 17;
+          x ^= x << 5;
+          x >>>= 0;
           return x % n;
         };
         const m = new Map();
@@ -164,14 +180,21 @@ async function model(t, writers, failovers) {
           try {
             if (kind < 5) {
               const op = !m.has(id) ? 'insert' : rand(3) === 0 ? 'delete' : 'update';
-              const sql = { insert: 'INSERT INTO m(id, v) VALUES (?1, ?2)', update: 'UPDATE m SET v = ?2 WHERE id = ?1', delete: 'DELETE FROM m WHERE id = ?1 AND ?2 IS NOT NULL' }[op];
+              const sql = {
+                insert: 'INSERT INTO m(id, v) VALUES (?1, ?2)',
+                update: 'UPDATE m SET v = ?2 WHERE id = ?1',
+                delete: 'DELETE FROM m WHERE id = ?1 AND ?2 IS NOT NULL',
+              }[op];
               const r = await db.execute(sql, [id, i]);
               if (r.changes !== 1) out.failed.push(`${op} ${id}: changes ${r.changes}`);
               if (op === 'delete') m.delete(id);
               else m.set(id, i);
             } else if (kind < 7) {
               const ids = [...new Set([id, `${tab}-${rand(40)}`])];
-              const r = await db.executeBatch('INSERT INTO m(id, v) VALUES (?1, ?2) ON CONFLICT(id) DO UPDATE SET v = excluded.v', ids.map((k) => [k, i]));
+              const r = await db.executeBatch(
+                'INSERT INTO m(id, v) VALUES (?1, ?2) ON CONFLICT(id) DO UPDATE SET v = excluded.v',
+                ids.map((k) => [k, i]),
+              );
               if (r.changes !== ids.length) out.failed.push(`batch: changes ${r.changes}`);
               for (const k of ids) m.set(k, i);
             } else {
@@ -203,7 +226,8 @@ async function model(t, writers, failovers) {
   const progress = () => Promise.all(pages.map((p) => inPage(p, async () => globalThis.completed ?? 0)));
   for (const leader of leaders) {
     const before = await progress();
-    for (let waited = 0; (await progress()).some((n, w) => n <= before[w]) && waited < 10_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+    for (let waited = 0; (await progress()).some((n, w) => n <= before[w]) && waited < 10_000; waited += 20)
+      await new Promise((r) => setTimeout(r, 20));
     await new Promise((r) => setTimeout(r, 50));
     const began = Date.now();
     await leader.close();

@@ -44,7 +44,17 @@ function buildApp(framework) {
   const tarball = packInto(dir);
   writeFileSync(
     join(dir, 'package.json'),
-    JSON.stringify({ name: `${framework}-app`, private: true, type: 'module', dependencies: { 'resq-wasm': `file:./${tarball}`, ...FRAMEWORKS[framework] }, devDependencies: { vite: VITE } }, null, 2),
+    JSON.stringify(
+      {
+        name: `${framework}-app`,
+        private: true,
+        type: 'module',
+        dependencies: { 'resq-wasm': `file:./${tarball}`, ...FRAMEWORKS[framework] },
+        devDependencies: { vite: VITE },
+      },
+      null,
+      2,
+    ),
   );
   cpSync(join(import.meta.dirname, 'frameworks', framework), dir, { recursive: true });
   cpSync(join(import.meta.dirname, 'frameworks/index.html'), join(dir, 'index.html'));
@@ -90,7 +100,8 @@ function until(page, check, arg, what) {
       for (;;) {
         const got = await fn(arg);
         if (got) return got;
-        if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}; the page shows: ${document.body.innerText.slice(0, 300)}`);
+        if (performance.now() > deadline)
+          throw new Error(`timed out waiting for ${what}; the page shows: ${document.body.innerText.slice(0, 300)}`);
         await new Promise((r) => setTimeout(r, 25));
       }
     },
@@ -100,23 +111,26 @@ function until(page, check, arg, what) {
 
 /** Asks the database's worker (the probe worker) for `what`: `watchRuns` (live-query runs so far) or `watches` (registered now). */
 const probe = (page, name, what) =>
-  page.evaluate(async ({ name, what }) => {
-    const channel = new BroadcastChannel('resq-wasm-probe');
-    const id = Math.random();
-    try {
-      return await new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error('the probe worker did not answer')), 5000);
-        channel.onmessage = ({ data }) => {
-          if (data.id !== id) return;
-          clearTimeout(timer);
-          resolve(data.value);
-        };
-        channel.postMessage({ probe: what, worker: `resq-wasm: ${name}`, id });
-      });
-    } finally {
-      channel.close();
-    }
-  }, { name, what });
+  page.evaluate(
+    async ({ name, what }) => {
+      const channel = new BroadcastChannel('resq-wasm-probe');
+      const id = Math.random();
+      try {
+        return await new Promise((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error('the probe worker did not answer')), 5000);
+          channel.onmessage = ({ data }) => {
+            if (data.id !== id) return;
+            clearTimeout(timer);
+            resolve(data.value);
+          };
+          channel.postMessage({ probe: what, worker: `resq-wasm: ${name}`, id });
+        });
+      } finally {
+        channel.close();
+      }
+    },
+    { name, what },
+  );
 const watchRuns = (page, name) => probe(page, name, 'watchRuns');
 
 // Where OPFS holds the database, a second tab writes to it and the lists
@@ -152,20 +166,36 @@ for (const framework of Object.keys(FRAMEWORKS)) {
       if (ACROSS_TABS) await writer.goto(url);
       await page.goto(url);
 
-      await t.test(`a list renders from useQuery and updates when ${ACROSS_TABS ? 'another tab' : 'its tab'} inserts; 100 components on one query (React: in StrictMode) are one watch and one query run per commit`, async () => {
-        // The writer opens the database first: with two tabs, its worker leads and runs the watches.
-        await run(writer, name, 'CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER, s TEXT)');
-        await run(writer, name, "INSERT INTO t(k, s) VALUES (1, 'a'), (2, 'b'), (3, 'c')");
-        await page.evaluate(({ name, sql }) => window.app.mount({ name, sql, params: [1], copies: 100 }), { name, sql });
-        const first = await until(page, () => [...document.querySelectorAll('.list')].every((p) => p.textContent === 'a') && document.querySelectorAll('.list').length, null, '100 lists showing "a"');
-        assert.equal(first, 100);
-        assert.equal(await probe(page, name, 'watches'), 1, 'one watch for 100 components on one query (React: in StrictMode, which mounts each twice)');
-        const before = await watchRuns(page, name);
-        await run(writer, name, "INSERT INTO t(k, s) VALUES (1, 'a2')");
-        await until(page, () => [...document.querySelectorAll('.list')].every((p) => p.textContent === 'a,a2'), null, 'the inserted row');
-        await new Promise((r) => setTimeout(r, 200));
-        assert.equal((await watchRuns(page, name)) - before, 1, 'one query run for one commit, whatever the number of components (and StrictMode)');
-      });
+      await t.test(
+        `a list renders from useQuery and updates when ${ACROSS_TABS ? 'another tab' : 'its tab'} inserts; 100 components on one query (React: in StrictMode) are one watch and one query run per commit`,
+        async () => {
+          // The writer opens the database first: with two tabs, its worker leads and runs the watches.
+          await run(writer, name, 'CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER, s TEXT)');
+          await run(writer, name, "INSERT INTO t(k, s) VALUES (1, 'a'), (2, 'b'), (3, 'c')");
+          await page.evaluate(({ name, sql }) => window.app.mount({ name, sql, params: [1], copies: 100 }), { name, sql });
+          const first = await until(
+            page,
+            () => [...document.querySelectorAll('.list')].every((p) => p.textContent === 'a') && document.querySelectorAll('.list').length,
+            null,
+            '100 lists showing "a"',
+          );
+          assert.equal(first, 100);
+          assert.equal(
+            await probe(page, name, 'watches'),
+            1,
+            'one watch for 100 components on one query (React: in StrictMode, which mounts each twice)',
+          );
+          const before = await watchRuns(page, name);
+          await run(writer, name, "INSERT INTO t(k, s) VALUES (1, 'a2')");
+          await until(page, () => [...document.querySelectorAll('.list')].every((p) => p.textContent === 'a,a2'), null, 'the inserted row');
+          await new Promise((r) => setTimeout(r, 200));
+          assert.equal(
+            (await watchRuns(page, name)) - before,
+            1,
+            'one query run for one commit, whatever the number of components (and StrictMode)',
+          );
+        },
+      );
 
       await t.test('two parameter changes at once: from the newest result on, nothing older renders', async () => {
         await page.evaluate(() => {
@@ -173,56 +203,76 @@ for (const framework of Object.keys(FRAMEWORKS)) {
           window.app.set({ params: [2] });
           window.app.set({ params: [3] });
         });
-        await until(page, () => document.querySelector('.list').textContent === 'c', null, 'the newest parameter\'s result');
+        await until(page, () => document.querySelector('.list').textContent === 'c', null, "the newest parameter's result");
         await new Promise((r) => setTimeout(r, 200));
         const renders = await page.evaluate(() => window.app.renders.slice());
         const from = renders.indexOf('c');
         assert.ok(from >= 0, JSON.stringify(renders));
-        assert.deepEqual(renders.slice(from).filter((r) => r !== 'c'), [], `after the newest result, only it: ${JSON.stringify(renders)}`);
+        assert.deepEqual(
+          renders.slice(from).filter((r) => r !== 'c'),
+          [],
+          `after the newest result, only it: ${JSON.stringify(renders)}`,
+        );
       });
 
       await t.test('an SQL error shows in error, and the list works again once the SQL is fixed', async () => {
         await page.evaluate(() => window.app.set({ sql: 'SELECT nope FROM t WHERE k = ?' }));
-        const shown = await until(page, () => /^error: /.test(document.querySelector('.list').textContent) && document.querySelector('.list').textContent, null, 'the error');
+        const shown = await until(
+          page,
+          () => /^error: /.test(document.querySelector('.list').textContent) && document.querySelector('.list').textContent,
+          null,
+          'the error',
+        );
         assert.match(shown, /^error: SQLITE_ERROR/);
         await page.evaluate((sql) => window.app.set({ sql }), sql);
         await until(page, () => [...document.querySelectorAll('.list')].every((p) => p.textContent === 'c'), null, 'the list again');
       });
 
-      await t.test(`an image ${PLAYS_VIDEO ? 'and a 10 MB video play' : 'shows, and a 10 MB video\'s URL gives its bytes,'} from useBlobUrl, one object URL each`, async () => {
-        const stored = await writer.evaluate(async (plays) => {
-          const { pngFile, recordWebm, longWebm } = await import('/media-files.js');
-          // Where nothing plays, the "video" is 10 MB of known bytes.
-          const video = plays ? await longWebm(await recordWebm({ seconds: 2 }), 10 << 20) : new Blob([new Uint8Array(10 << 20).map((_, i) => (i * 7) & 255)]);
-          await window.db.execute('CREATE TABLE m(id INTEGER PRIMARY KEY, data BLOB)');
-          await window.db.execute('INSERT INTO m(id, data) VALUES (1, ?)', [await pngFile('frameworks')]);
-          await window.db.execute('INSERT INTO m(id, data) VALUES (2, ?)', [video]);
-          return { size: video.size, sha: Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', await video.arrayBuffer()))).join() };
-        }, PLAYS_VIDEO);
-        assert.ok(stored.size >= 10 << 20, `the video is 10 MB (${stored.size} bytes)`);
-        await page.evaluate(() => window.app.set({ media: { image: 1, video: 2 } }));
-        const shown = await until(
-          page,
-          async (plays) => {
-            const img = document.querySelector('#img');
-            const video = document.querySelector('#video');
-            if (!(img?.complete && img.naturalWidth > 0 && video && (!plays || video.readyState >= 2))) return null;
-            const bytes = plays ? null : await (await fetch(video.src)).arrayBuffer();
+      await t.test(
+        `an image ${PLAYS_VIDEO ? 'and a 10 MB video play' : "shows, and a 10 MB video's URL gives its bytes,"} from useBlobUrl, one object URL each`,
+        async () => {
+          const stored = await writer.evaluate(async (plays) => {
+            const { pngFile, recordWebm, longWebm } = await import('/media-files.js');
+            // Where nothing plays, the "video" is 10 MB of known bytes.
+            const video = plays
+              ? await longWebm(await recordWebm({ seconds: 2 }), 10 << 20)
+              : new Blob([new Uint8Array(10 << 20).map((_, i) => (i * 7) & 255)]);
+            await window.db.execute('CREATE TABLE m(id INTEGER PRIMARY KEY, data BLOB)');
+            await window.db.execute('INSERT INTO m(id, data) VALUES (1, ?)', [await pngFile('frameworks')]);
+            await window.db.execute('INSERT INTO m(id, data) VALUES (2, ?)', [video]);
             return {
-              width: img.naturalWidth,
-              duration: plays ? video.duration : null,
-              served: bytes && { size: bytes.byteLength, sha: Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))).join() },
-              live: window.app.liveUrls(),
+              size: video.size,
+              sha: Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', await video.arrayBuffer()))).join(),
             };
-          },
-          PLAYS_VIDEO,
-          'the image and the video',
-        );
-        assert.ok(shown.width > 0, JSON.stringify(shown));
-        if (PLAYS_VIDEO) assert.ok(shown.duration > 0, JSON.stringify(shown));
-        else assert.deepEqual(shown.served, stored, "the video's object URL serves the stored bytes");
-        assert.equal(shown.live, 2, 'one object URL each');
-      });
+          }, PLAYS_VIDEO);
+          assert.ok(stored.size >= 10 << 20, `the video is 10 MB (${stored.size} bytes)`);
+          await page.evaluate(() => window.app.set({ media: { image: 1, video: 2 } }));
+          const shown = await until(
+            page,
+            async (plays) => {
+              const img = document.querySelector('#img');
+              const video = document.querySelector('#video');
+              if (!(img?.complete && img.naturalWidth > 0 && video && (!plays || video.readyState >= 2))) return null;
+              const bytes = plays ? null : await (await fetch(video.src)).arrayBuffer();
+              return {
+                width: img.naturalWidth,
+                duration: plays ? video.duration : null,
+                served: bytes && {
+                  size: bytes.byteLength,
+                  sha: Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))).join(),
+                },
+                live: window.app.liveUrls(),
+              };
+            },
+            PLAYS_VIDEO,
+            'the image and the video',
+          );
+          assert.ok(shown.width > 0, JSON.stringify(shown));
+          if (PLAYS_VIDEO) assert.ok(shown.duration > 0, JSON.stringify(shown));
+          else assert.deepEqual(shown.served, stored, "the video's object URL serves the stored bytes");
+          assert.equal(shown.live, 2, 'one object URL each');
+        },
+      );
 
       await t.test('unmounting ends every watch and revokes every object URL', async () => {
         await page.evaluate(() => window.app.unmount());

@@ -68,10 +68,7 @@ const FIREFOX_PREFS = {
 
 /** Packs the repo (`npm pack`, as for publishing) into folder `dest`; returns the tarball's file name. */
 export function packInto(dest) {
-  return execFileSync('npm', ['pack', '--silent', '--pack-destination', dest], { cwd: repo, encoding: 'utf8' })
-    .trim()
-    .split('\n')
-    .pop();
+  return execFileSync('npm', ['pack', '--silent', '--pack-destination', dest], { cwd: repo, encoding: 'utf8' }).trim().split('\n').pop();
 }
 
 /**
@@ -85,7 +82,10 @@ export function installPackedApp({ peers = [] } = {}) {
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
   const pinned = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')).devDependencies;
   const specs = peers.map((name) => `${name}@${pinned[name]}`);
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', '--prefer-offline', join(app, tgz), ...specs], { cwd: app, stdio: 'inherit' });
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', '--prefer-offline', join(app, tgz), ...specs], {
+    cwd: app,
+    stdio: 'inherit',
+  });
   const imports = importMap(app, ['resq-wasm', ...peers]);
   writeFileSync(
     join(app, 'index.html'),
@@ -169,7 +169,10 @@ class FirefoxPage {
         req.on('end', async () => {
           const reply = await Promise.resolve()
             .then(() => fns.get(decodeURIComponent(req.url.slice(1)))(...JSON.parse(body)))
-            .then((value) => ({ value }), (e) => ({ error: String(e?.message ?? e) }));
+            .then(
+              (value) => ({ value }),
+              (e) => ({ error: String(e?.message ?? e) }),
+            );
           res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' }).end(JSON.stringify(reply));
         });
       });
@@ -325,7 +328,15 @@ export async function launch(profile, { engine = ENGINE, privateWindow = false, 
  * `installPackedApp()`. `headers` go with every response (a
  * Content-Security-Policy, say).
  */
-export async function start({ isolated = false, probe = null, engine = ENGINE, privateWindow = false, quota = null, peers = [], headers = {} } = {}) {
+export async function start({
+  isolated = false,
+  probe = null,
+  engine = ENGINE,
+  privateWindow = false,
+  quota = null,
+  peers = [],
+  headers = {},
+} = {}) {
   const { app, tarball } = installPackedApp({ peers });
   if (probe) installProbe(app, probe);
   const server = await serve(app, 0, { isolated, headers });
@@ -453,7 +464,8 @@ function firefoxUi(page) {
   return {
     waitForText: (text, { timeout = 30000 } = {}) =>
       page.waitForFunction(
-        (source, flags, literal) => (literal ? document.body.innerText.includes(source) : new RegExp(source, flags).test(document.body.innerText)),
+        (source, flags, literal) =>
+          literal ? document.body.innerText.includes(source) : new RegExp(source, flags).test(document.body.innerText),
         { timeout },
         text instanceof RegExp ? text.source : text,
         text instanceof RegExp ? text.flags : '',
@@ -472,11 +484,15 @@ function firefoxUi(page) {
       // window): the page's own handler may then empty the input.
       await input.evaluate((el) => {
         globalThis.resqChosenType = new Promise((resolve) => {
-          addEventListener('change', function chosen(e) {
-            if (e.target !== el) return;
-            removeEventListener('change', chosen, { capture: true });
-            resolve(el.files[0]?.type);
-          }, { capture: true });
+          addEventListener(
+            'change',
+            function chosen(e) {
+              if (e.target !== el) return;
+              removeEventListener('change', chosen, { capture: true });
+              resolve(el.files[0]?.type);
+            },
+            { capture: true },
+          );
         });
       });
       await input.uploadFile(join(dir, name));
@@ -491,7 +507,10 @@ function firefoxUi(page) {
       const scope = within ? await waitForElement(...within) : await page.$('body');
       // As Playwright's getByRole name: a case-insensitive substring of the button's text.
       const button = await page.waitForFunction(
-        (scope, name) => [...scope.querySelectorAll('button')].find((b) => b.textContent.toLowerCase().includes(name.toLowerCase()) && b.checkVisibility()),
+        (scope, name) =>
+          [...scope.querySelectorAll('button')].find(
+            (b) => b.textContent.toLowerCase().includes(name.toLowerCase()) && b.checkVisibility(),
+          ),
         {},
         scope,
         name,

@@ -106,7 +106,9 @@ export const TRANSACTIONS = [
     (db) => db.transaction((tx) => tx.execute('DELETE FROM canary WHERE id < 10; COMMIT; DELETE FROM canary')),
     { message: /may not BEGIN, COMMIT/ },
   ),
-  row('COMMIT through tx.executeBatch', BAD, (db) => db.transaction((tx) => tx.executeBatch('COMMIT', [[]])), { message: /may not BEGIN, COMMIT/ }),
+  row('COMMIT through tx.executeBatch', BAD, (db) => db.transaction((tx) => tx.executeBatch('COMMIT', [[]])), {
+    message: /may not BEGIN, COMMIT/,
+  }),
   row('transaction() of something that is not a function', BAD, (db) => db.transaction('DELETE FROM canary'), { message: /function/ }),
   row(
     'SAVEPOINT, ROLLBACK TO and RELEASE through tx nest as documented',
@@ -135,13 +137,21 @@ export const RAW_MESSAGES = [
   row('an object without op', null, (db, api, c) => c.post({ id: 1e15, sql: 'DELETE FROM canary' }), { want: 'no reply' }),
   row('an unknown op', null, (db, api, c) => c.post({ id: 1e15, op: 'drop', sql: 'DELETE FROM canary' }), { want: 'no reply' }),
   row("an op named after Object.prototype's toString", null, (db, api, c) => c.post({ id: 1e15, op: 'toString' }), { want: 'no reply' }),
-  row('a request whose id is a string', null, (db, api, c) => c.post({ id: 'x', op: 'execute', sql: 'DELETE FROM canary' }), { want: 'no reply' }),
-  row('execute whose sql is a number', BAD, (db, api, c) => c.post({ id: 1e15, op: 'execute', sql: 42 }), { message: /sql must be a string/ }),
-  row('query whose sql is an object', BAD, (db, api, c) => c.post({ id: 1e15, op: 'query', sql: { toString: 'DELETE' } }), { message: /sql must be a string/ }),
+  row('a request whose id is a string', null, (db, api, c) => c.post({ id: 'x', op: 'execute', sql: 'DELETE FROM canary' }), {
+    want: 'no reply',
+  }),
+  row('execute whose sql is a number', BAD, (db, api, c) => c.post({ id: 1e15, op: 'execute', sql: 42 }), {
+    message: /sql must be a string/,
+  }),
+  row('query whose sql is an object', BAD, (db, api, c) => c.post({ id: 1e15, op: 'query', sql: { toString: 'DELETE' } }), {
+    message: /sql must be a string/,
+  }),
   row('readBlob whose table is a number', BAD, (db, api, c) => c.post({ id: 1e15, op: 'readBlob', table: 1, column: [], rowid: 'x' }), {
     message: /table must be a non-empty name/,
   }),
-  row('executeBatch whose sets are not an array', BAD, (db, api, c) => c.post({ id: 1e15, op: 'executeBatch', sql: 'DELETE FROM canary', sets: 'x' })),
+  row('executeBatch whose sets are not an array', BAD, (db, api, c) =>
+    c.post({ id: 1e15, op: 'executeBatch', sql: 'DELETE FROM canary', sets: 'x' }),
+  ),
   row(
     'blobStreamRead of an unknown session, 10 GB long',
     BAD,
@@ -151,7 +161,8 @@ export const RAW_MESSAGES = [
   row(
     'a second open (another database, in memory)',
     BAD,
-    (db, api, c) => c.post({ id: 1e15, op: 'open', name: 'swap.db', storage: 'memory', blobTransferThreshold: 0, lock: 'resq-hostile-swap' }),
+    (db, api, c) =>
+      c.post({ id: 1e15, op: 'open', name: 'swap.db', storage: 'memory', blobTransferThreshold: 0, lock: 'resq-hostile-swap' }),
     { message: /opened its database already/ },
   ),
   row(
@@ -164,9 +175,14 @@ export const RAW_MESSAGES = [
 
 /** A damaged file where a database is expected; the canary is the row's own database, left open. */
 export const DAMAGED_FILES = [
-  row('a database file truncated to half', 'SQLITE_CORRUPT', (db, api, c) => c.damaged('half.db', (w, size) => w.truncate(4096 + (size - 4096) / 2)), {
-    errno: 11,
-  }),
+  row(
+    'a database file truncated to half',
+    'SQLITE_CORRUPT',
+    (db, api, c) => c.damaged('half.db', (w, size) => w.truncate(4096 + (size - 4096) / 2)),
+    {
+      errno: 11,
+    },
+  ),
   row(
     'a database file with a page overwritten',
     'SQLITE_CORRUPT',
@@ -176,7 +192,8 @@ export const DAMAGED_FILES = [
   row(
     'a database file whose SQLite header is overwritten',
     'SQLITE_NOTADB',
-    (db, api, c) => c.damaged('magic.db', (w) => w.write({ type: 'write', position: 4096, data: new TextEncoder().encode('Not a database!!') })),
+    (db, api, c) =>
+      c.damaged('magic.db', (w) => w.write({ type: 'write', position: 4096, data: new TextEncoder().encode('Not a database!!') })),
     { errno: 26 },
   ),
   row(
@@ -185,7 +202,11 @@ export const DAMAGED_FILES = [
     (db, api, c) =>
       c.damaged('text.db', async (w) => {
         await w.truncate(4096);
-        await w.write({ type: 'write', position: 4096, data: new TextEncoder().encode('hello, a text file and not SQLite at all.\n'.repeat(400)) });
+        await w.write({
+          type: 'write',
+          position: 4096,
+          data: new TextEncoder().encode('hello, a text file and not SQLite at all.\n'.repeat(400)),
+        });
       }),
     { errno: 26 },
   ),
@@ -202,18 +223,26 @@ export const NAMES = [
   row('a table and column named with quotes, spaces, a dot and a non-ASCII letter', null, (db) => db.readBlob('we"ird t.ä', 'da ta"', 1), {
     want: { bytes: [0xca, 0xfe, 0xf0, 0x0d] },
   }),
-  row('a table name ending in "; DROP TABLE canary"', NOT_FOUND, (db) => db.readBlob('canary; DROP TABLE canary', 'data', 1), { message: /no such table/ }),
-  row('a column name carrying SQL', NOT_FOUND, (db) => db.readBlob('canary', 'data FROM canary; DROP TABLE canary; --', 1), { message: /no such column/ }),
+  row('a table name ending in "; DROP TABLE canary"', NOT_FOUND, (db) => db.readBlob('canary; DROP TABLE canary', 'data', 1), {
+    message: /no such table/,
+  }),
+  row('a column name carrying SQL', NOT_FOUND, (db) => db.readBlob('canary', 'data FROM canary; DROP TABLE canary; --', 1), {
+    message: /no such column/,
+  }),
   row('a table name in double quotes', NOT_FOUND, (db) => db.readBlob('"canary"', 'data', 1)),
   row('a table name qualified with its schema', NOT_FOUND, (db) => db.readBlob('main.canary', 'data', 1)),
   row('a table name with spaces that does not exist', NOT_FOUND, (db) => db.readBlob('no such table', 'data', 1)),
   row('a non-ASCII table name that does not exist', NOT_FOUND, (db) => db.readBlob('фото', 'data', 1)),
-  row('blobStream of a table name carrying SQL', NOT_FOUND, (db, api, c) => c.drain(db.blobStream('canary"; DROP TABLE canary; --', 'data', 1))),
+  row('blobStream of a table name carrying SQL', NOT_FOUND, (db, api, c) =>
+    c.drain(db.blobStream('canary"; DROP TABLE canary; --', 'data', 1)),
+  ),
   row('blobFile of a column name carrying SQL', NOT_FOUND, (db) => db.blobFile('canary', 'data" FROM canary; --', 1)),
   row('an empty table name', BAD, (db) => db.readBlob('', 'data', 1), { message: /table must be a non-empty name/ }),
   row('a table name that is a number', BAD, (db) => db.readBlob(42, 'data', 1), { message: /table must be a non-empty name/ }),
   row('a column name that is null', BAD, (db) => db.blobFile('canary', null, 1), { message: /column must be a non-empty name/ }),
-  row('a column name that is an object', BAD, (db, api, c) => c.drain(db.blobStream('canary', { toString: () => 'data' }, 1)), { message: /column/ }),
+  row('a column name that is an object', BAD, (db, api, c) => c.drain(db.blobStream('canary', { toString: () => 'data' }, 1)), {
+    message: /column/,
+  }),
   row('a table name holding a NUL character', BAD, (db) => db.readBlob('canary\0; DROP TABLE canary', 'data', 1), { message: /NUL/ }),
   row('a rowid of 1.5', BAD, (db) => db.readBlob('canary', 'data', 1.5), { message: /rowid/ }),
   row('a rowid of 2^64', BAD, (db) => db.readBlob('canary', 'data', 2n ** 64n), { message: /rowid/ }),

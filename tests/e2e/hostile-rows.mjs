@@ -84,16 +84,22 @@ export const BAD_VALUES = [
     },
     { message: /parameter 3.*detached/ },
   ),
-  row('a value the browser cannot send to a worker (a WeakMap)', BAD, (db, api, c) => c.ins(['x', 1, new WeakMap()]), { message: /cannot be sent/ }),
+  row('a value the browser cannot send to a worker (a WeakMap)', BAD, (db, api, c) => c.ins(['x', 1, new WeakMap()]), {
+    message: /cannot be sent/,
+  }),
   row('undefined as a named value', BAD, (db, api, c) => c.insNamed({ name: 'x', n: 1, data: undefined }), { message: /:data: undefined/ }),
-  row('a bigint out of range as a named value', BAD, (db, api, c) => c.insNamed({ name: 'x', n: 2n ** 64n, data: null }), { message: /:n/ }),
+  row('a bigint out of range as a named value', BAD, (db, api, c) => c.insNamed({ name: 'x', n: 2n ** 64n, data: null }), {
+    message: /:n/,
+  }),
 ];
 
 /** Parameters of the wrong shape or count, and SQL of the wrong kind. */
 export const BAD_SHAPES = [
   row('a missing positional value', BAD, (db, api, c) => c.ins(['x', 1]), { message: /parameter 3 is missing/ }),
   row('an extra positional value', BAD, (db, api, c) => c.ins(['x', 1, null, 4]), { message: /parameter 4 is extra/ }),
-  row('no values for a statement with parameters', BAD, (db) => db.execute('INSERT INTO canary(name, n, data) VALUES (?, ?, ?)'), { message: /3 parameters.*no values/ }),
+  row('no values for a statement with parameters', BAD, (db) => db.execute('INSERT INTO canary(name, n, data) VALUES (?, ?, ?)'), {
+    message: /3 parameters.*no values/,
+  }),
   row('a missing named key', BAD, (db, api, c) => c.insNamed({ name: 'x', n: 1 }), { message: /:data is missing/ }),
   row('an extra named key', BAD, (db, api, c) => c.insNamed({ name: 'x', n: 1, data: null, extra: 2 }), { message: /`extra`/ }),
   row('an object for ? parameters', BAD, (db, api, c) => c.ins({ name: 'x', n: 1, data: null }), { message: /parameter 1 is positional/ }),
@@ -109,39 +115,62 @@ export const BAD_SHAPES = [
   row(
     'parameters as a class instance',
     BAD,
-    (db, api, c) => c.insNamed(new (class P { name = 'x'; n = 1; data = null })()),
+    (db, api, c) =>
+      c.insNamed(
+        new (class P {
+          name = 'x';
+          n = 1;
+          data = null;
+        })(),
+      ),
     { message: /array.*plain object/ },
   ),
   row(
     'parameters whose getter throws',
     BAD,
-    (db, api, c) => c.insNamed({ name: 'x', n: 1, get data() { throw new Error('boom from a getter'); } }),
+    (db, api, c) =>
+      c.insNamed({
+        name: 'x',
+        n: 1,
+        get data() {
+          throw new Error('boom from a getter');
+        },
+      }),
     { message: /could not be read.*boom from a getter/ },
   ),
   row(
     'parameters that are a Proxy whose trap throws',
     BAD,
-    (db, api, c) => c.ins(new Proxy(['x', 1, null], { get: (t, k) => { if (k === '2') throw new Error('trap'); return Reflect.get(t, k); } })),
+    (db, api, c) =>
+      c.ins(
+        new Proxy(['x', 1, null], {
+          get: (t, k) => {
+            if (k === '2') throw new Error('trap');
+            return Reflect.get(t, k);
+          },
+        }),
+      ),
     { message: /could not be read.*trap/ },
   ),
   row('sql that is a number', BAD, (db) => db.query(42), { message: /sql must be a string/ }),
   row('sql that is a String object', BAD, (db) => db.execute(new String('DELETE FROM canary')), { message: /sql must be a string/ }),
   row('empty SQL in query', BAD, (db) => db.query(''), { message: /no statement/ }),
-  row(
-    'two statements with parameters',
-    BAD,
-    (db) => db.execute("INSERT INTO canary(name) VALUES (?); DELETE FROM canary", ['x']),
-    { message: /one statement/ },
-  ),
+  row('two statements with parameters', BAD, (db) => db.execute('INSERT INTO canary(name) VALUES (?); DELETE FROM canary', ['x']), {
+    message: /one statement/,
+  }),
   row('two statements in query', BAD, (db) => db.query('SELECT 1; DELETE FROM canary'), { message: /one statement/ }),
   row(
     'a script whose second statement has a parameter',
     BAD,
-    (db) => db.execute("DELETE FROM canary; INSERT INTO canary(name) VALUES (?)"),
+    (db) => db.execute('DELETE FROM canary; INSERT INTO canary(name) VALUES (?)'),
     { message: /script takes no values/ },
   ),
-  row('executeBatch with sets that are not an array', BAD, (db) => db.executeBatch('DELETE FROM canary WHERE id = ?', 1), { message: /array/ }),
-  row('executeBatch with a set that is a string', BAD, (db) => db.executeBatch('DELETE FROM canary WHERE id = ?', [[1], 'x']), { message: /array.*plain object/ }),
+  row('executeBatch with sets that are not an array', BAD, (db) => db.executeBatch('DELETE FROM canary WHERE id = ?', 1), {
+    message: /array/,
+  }),
+  row('executeBatch with a set that is a string', BAD, (db) => db.executeBatch('DELETE FROM canary WHERE id = ?', [[1], 'x']), {
+    message: /array.*plain object/,
+  }),
   row(
     'executeBatch whose 3rd set has a bad value: nothing of it stays',
     BAD,
@@ -152,12 +181,20 @@ export const BAD_SHAPES = [
 
 /** Blob, File and StagedBlob parameters where they cannot go. */
 export const BAD_BLOBS = [
-  row('a Blob of 4 MB in query', BAD, (db, api, c) => db.query('SELECT length(?) AS n', [new Blob([new Uint8Array(c.LIMIT)])]), { message: /parameter 1.*a statement that writes nothing cannot take it/ }),
-  row('a Blob of 4 MB in queryBytes', BAD, (db, api, c) => db.queryBytes('SELECT length(?) AS n', [new Blob([new Uint8Array(c.LIMIT)])]), { message: /parameter 1/ }),
+  row('a Blob of 4 MB in query', BAD, (db, api, c) => db.query('SELECT length(?) AS n', [new Blob([new Uint8Array(c.LIMIT)])]), {
+    message: /parameter 1.*a statement that writes nothing cannot take it/,
+  }),
+  row('a Blob of 4 MB in queryBytes', BAD, (db, api, c) => db.queryBytes('SELECT length(?) AS n', [new Blob([new Uint8Array(c.LIMIT)])]), {
+    message: /parameter 1/,
+  }),
   row(
     'a Blob of 4 MB in executeBatch',
     BAD,
-    (db, api, c) => db.executeBatch("INSERT INTO canary(name, n, data) VALUES (?, 1, ?)", [['a', new Uint8Array(1)], ['b', new Blob([new Uint8Array(c.LIMIT)])]]),
+    (db, api, c) =>
+      db.executeBatch('INSERT INTO canary(name, n, data) VALUES (?, 1, ?)', [
+        ['a', new Uint8Array(1)],
+        ['b', new Blob([new Uint8Array(c.LIMIT)])],
+      ]),
     { message: /parameter set 2: parameter 2/ },
   ),
   row(
@@ -236,7 +273,9 @@ export const BAD_BLOBS = [
     },
     { message: /parameter 1/ },
   ),
-  row('a StagedBlob append of something that is not bytes', BAD, async (db) => (await db.stageBlob()).append(42), { message: /append\(\) takes bytes/ }),
+  row('a StagedBlob append of something that is not bytes', BAD, async (db) => (await db.stageBlob()).append(42), {
+    message: /append\(\) takes bytes/,
+  }),
   row(
     'a StagedBlob used after a failed append',
     BAD,
@@ -255,19 +294,40 @@ export const SQL_ERRORS = [
   row('a syntax error', 'SQLITE_ERROR', (db) => db.execute('DELET FROM canary'), { errno: 1, message: /syntax error.*DELET FROM canary/ }),
   row('no such table', 'SQLITE_ERROR', (db) => db.query('SELECT * FROM nope'), { errno: 1, message: /no such table: nope/ }),
   row('no such column', 'SQLITE_ERROR', (db) => db.execute('UPDATE canary SET nope = 1'), { errno: 1, message: /no such column: nope/ }),
-  row('a UNIQUE violation', 'SQLITE_CONSTRAINT_UNIQUE', (db, api, c) => c.ins(['row 1', 1, null]), { errno: 2067, message: /UNIQUE constraint failed: canary\.name/ }),
-  row('a NOT NULL violation', 'SQLITE_CONSTRAINT_NOTNULL', (db, api, c) => c.ins([null, 1, null]), { errno: 1299, message: /NOT NULL constraint failed: canary\.name/ }),
-  row('a CHECK violation', 'SQLITE_CONSTRAINT_CHECK', (db, api, c) => c.ins(['x', -1, null]), { errno: 275, message: /CHECK constraint failed/ }),
-  row('a FOREIGN KEY violation (foreign_keys on)', 'SQLITE_CONSTRAINT_FOREIGNKEY', (db) => db.execute('INSERT INTO child(pid) VALUES (?)', [99]), {
-    errno: 787,
-    message: /FOREIGN KEY constraint failed/,
+  row('a UNIQUE violation', 'SQLITE_CONSTRAINT_UNIQUE', (db, api, c) => c.ins(['row 1', 1, null]), {
+    errno: 2067,
+    message: /UNIQUE constraint failed: canary\.name/,
   }),
-  row('a PRIMARY KEY violation', 'SQLITE_CONSTRAINT_PRIMARYKEY', (db) => db.execute("INSERT INTO canary(id, name) VALUES (1, 'x')"), { errno: 1555 }),
-  row('a STRICT column given TEXT', 'SQLITE_CONSTRAINT_DATATYPE', (db) => db.execute('INSERT INTO strict_t VALUES (?)', ['abc']), { errno: 3091 }),
+  row('a NOT NULL violation', 'SQLITE_CONSTRAINT_NOTNULL', (db, api, c) => c.ins([null, 1, null]), {
+    errno: 1299,
+    message: /NOT NULL constraint failed: canary\.name/,
+  }),
+  row('a CHECK violation', 'SQLITE_CONSTRAINT_CHECK', (db, api, c) => c.ins(['x', -1, null]), {
+    errno: 275,
+    message: /CHECK constraint failed/,
+  }),
+  row(
+    'a FOREIGN KEY violation (foreign_keys on)',
+    'SQLITE_CONSTRAINT_FOREIGNKEY',
+    (db) => db.execute('INSERT INTO child(pid) VALUES (?)', [99]),
+    {
+      errno: 787,
+      message: /FOREIGN KEY constraint failed/,
+    },
+  ),
+  row('a PRIMARY KEY violation', 'SQLITE_CONSTRAINT_PRIMARYKEY', (db) => db.execute("INSERT INTO canary(id, name) VALUES (1, 'x')"), {
+    errno: 1555,
+  }),
+  row('a STRICT column given TEXT', 'SQLITE_CONSTRAINT_DATATYPE', (db) => db.execute('INSERT INTO strict_t VALUES (?)', ['abc']), {
+    errno: 3091,
+  }),
   row(
     "a trigger's RAISE(ABORT), the trigger made by the same script",
     'SQLITE_CONSTRAINT_TRIGGER',
-    (db) => db.execute("CREATE TRIGGER no BEFORE INSERT ON canary BEGIN SELECT RAISE(ABORT, 'refused'); END; INSERT INTO canary(name) VALUES ('x')"),
+    (db) =>
+      db.execute(
+        "CREATE TRIGGER no BEFORE INSERT ON canary BEGIN SELECT RAISE(ABORT, 'refused'); END; INSERT INTO canary(name) VALUES ('x')",
+      ),
     { errno: 1811, message: /refused/ },
   ),
   row(
@@ -276,9 +336,17 @@ export const SQL_ERRORS = [
     (db) => db.execute("DELETE FROM child; CREATE TABLE more(x); INSERT INTO canary(name) VALUES ('row 2'); DELETE FROM canary"),
     { errno: 2067 },
   ),
-  row("a value over SQLite's length limit", 'SQLITE_TOOBIG', (db) => db.query('SELECT length(zeroblob(2147483648)) AS n'), { errno: 18, message: /too big/ }),
-  row('an integer overflow', 'SQLITE_ERROR', (db) => db.query('SELECT abs(-9223372036854775807 - 1) AS n'), { errno: 1, message: /integer overflow/ }),
-  row('100,000 nested parentheses', 'SQLITE_ERROR', (db) => db.query(`SELECT ${'('.repeat(100000)}1${')'.repeat(100000)} AS x`), { errno: 1 }),
+  row("a value over SQLite's length limit", 'SQLITE_TOOBIG', (db) => db.query('SELECT length(zeroblob(2147483648)) AS n'), {
+    errno: 18,
+    message: /too big/,
+  }),
+  row('an integer overflow', 'SQLITE_ERROR', (db) => db.query('SELECT abs(-9223372036854775807 - 1) AS n'), {
+    errno: 1,
+    message: /integer overflow/,
+  }),
+  row('100,000 nested parentheses', 'SQLITE_ERROR', (db) => db.query(`SELECT ${'('.repeat(100000)}1${')'.repeat(100000)} AS x`), {
+    errno: 1,
+  }),
   row(
     '100,000 levels of [ in TEXT, through json()',
     'SQLITE_ERROR',
@@ -322,7 +390,10 @@ export const LIMITS = [
     },
     { errno: 1, message: /too many SQL variables/ },
   ),
-  row('?32767, a parameter number past the limit', 'SQLITE_ERROR', (db) => db.query('SELECT ?32767 AS x', []), { errno: 1, message: /between \?1 and \?32766/ }),
+  row('?32767, a parameter number past the limit', 'SQLITE_ERROR', (db) => db.query('SELECT ?32767 AS x', []), {
+    errno: 1,
+    message: /between \?1 and \?32766/,
+  }),
   row(
     'a bad value in the last of 32,766 parameters',
     BAD,
@@ -337,7 +408,9 @@ export const LIMITS = [
     errno: 18,
     message: /statement too long.*1048576 bytes/,
   }),
-  row('a 100 MB script of small statements', 'SQLITE_TOOBIG', (db) => db.execute('DELETE FROM canary;'.repeat((100 << 20) / 19)), { errno: 18 }),
+  row('a 100 MB script of small statements', 'SQLITE_TOOBIG', (db) => db.execute('DELETE FROM canary;'.repeat((100 << 20) / 19)), {
+    errno: 18,
+  }),
   row(
     'SQL text one byte over 1 MB',
     'SQLITE_TOOBIG',

@@ -126,9 +126,14 @@ const HELPERS = (api, state) => {
       const name = `${state.name}-${suffix}`;
       const v = await api.open(name);
       await v.execute('CREATE TABLE c(id INTEGER PRIMARY KEY, t TEXT, b BLOB)');
-      await v.executeBatch('INSERT INTO c(t, b) VALUES (?, ?)', Array.from({ length: 60 }, (_, i) => [`row ${i}`, new Uint8Array(3000).fill(i)]));
+      await v.executeBatch(
+        'INSERT INTO c(t, b) VALUES (?, ?)',
+        Array.from({ length: 60 }, (_, i) => [`row ${i}`, new Uint8Array(3000).fill(i)]),
+      );
       await v.close();
-      const pool = await (await (await (await root()).getDirectoryHandle('.resq-wasm')).getDirectoryHandle(name)).getDirectoryHandle('.opaque');
+      const pool = await (await (await (await root()).getDirectoryHandle('.resq-wasm')).getDirectoryHandle(name)).getDirectoryHandle(
+        '.opaque',
+      );
       let file = null;
       for await (const handle of pool.values()) {
         const head = new Uint8Array(await (await handle.getFile()).slice(0, 512).arrayBuffer());
@@ -243,7 +248,11 @@ for (const [group, rows] of TABLE) {
 test('the table has at least 40 classes that must fail, each with its code', () => {
   const failing = TABLE.flatMap(([, rows]) => rows).filter((r) => r.code !== null);
   assert.ok(failing.length >= 40, `${failing.length}`);
-  assert.equal(new Set(TABLE.flatMap(([, rows]) => rows).map((r) => r.name)).size, TABLE.flatMap(([, rows]) => rows).length, 'class names are unique');
+  assert.equal(
+    new Set(TABLE.flatMap(([, rows]) => rows).map((r) => r.name)).size,
+    TABLE.flatMap(([, rows]) => rows).length,
+    'class names are unique',
+  );
 });
 
 test('100 MB of SQL is refused before it reaches wasm memory: the worker grows by at most 2 MB', async (t) => {

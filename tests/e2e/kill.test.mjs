@@ -33,10 +33,15 @@ async function workload(page, name, seed, killAfter, crash, key) {
     async ({ open }, { name, seed, killAfter, crash, key }) => {
       let x = seed >>> 0 || 1;
       const rand = () => {
-        x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+        x ^= x << 13;
+        x >>>= 0;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        x >>>= 0;
         return x / 4294967296;
       };
-      const hex = async (b) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (v) => v.toString(16).padStart(2, '0')).join('');
+      const hex = async (b) =>
+        Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (v) => v.toString(16).padStart(2, '0')).join('');
       const bytes = (n) => {
         const b = new Uint8Array(n);
         for (let i = 0; i < n; i += 65536) crypto.getRandomValues(b.subarray(i, Math.min(n, i + 65536)));
@@ -96,7 +101,8 @@ async function workload(page, name, seed, killAfter, crash, key) {
 // The same trials on a plain database and on an encrypted one.
 for (const key of [null, 'kill trials key']) {
   const what = key ? ', on an encrypted database' : '';
-  test(`kill trials${what}: ${TRIALS} workers stopped or renderers crashed mid-write; every acknowledged row survives, integrity ok, no temp space left`, (t) => killTrials(t, key));
+  test(`kill trials${what}: ${TRIALS} workers stopped or renderers crashed mid-write; every acknowledged row survives, integrity ok, no temp space left`, (t) =>
+    killTrials(t, key));
 }
 
 async function killTrials(t, key) {
@@ -123,7 +129,8 @@ async function killTrials(t, key) {
     const r = await inPage(
       page,
       async ({ open }, { name, ids, key }) => {
-        const hex = async (b) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (v) => v.toString(16).padStart(2, '0')).join('');
+        const hex = async (b) =>
+          Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (v) => v.toString(16).padStart(2, '0')).join('');
         // After terminate() this page's own link has already begun to
         // recover (a new worker): timed from the kill. After a crash the
         // page is new: timed from open().
@@ -145,11 +152,21 @@ async function killTrials(t, key) {
         const top = await (await navigator.storage.getDirectory()).getDirectoryHandle('.resq-wasm-stage', { create: true });
         for await (const [, dir] of top.entries()) for await (const _ of dir.keys()) leftover += 1;
         const rows = present.size;
-        const pruned = (await db.query('DELETE FROM k WHERE rowid NOT IN (SELECT rowid FROM k ORDER BY rowid DESC LIMIT 8) RETURNING id')).map((r) => r.id);
+        const pruned = (
+          await db.query('DELETE FROM k WHERE rowid NOT IN (SELECT rowid FROM k ORDER BY rowid DESC LIMIT 8) RETURNING id')
+        ).map((r) => r.id);
         await db.close();
         await killed?.db.close();
         window.resqKilled = undefined;
-        return { reopenMs, lost: ids.filter(([id, sum]) => present.get(id) !== sum).map(([id]) => id), mismatches, ok, leftover, rows, pruned };
+        return {
+          reopenMs,
+          lost: ids.filter(([id, sum]) => present.get(id) !== sum).map(([id]) => id),
+          mismatches,
+          ok,
+          leftover,
+          rows,
+          pruned,
+        };
       },
       { name, ids: [...acked], key },
     );
@@ -184,7 +201,9 @@ async function killTrials(t, key) {
   await page.close();
   const q = (ms, p) => [...ms].sort((a, b) => a - b)[Math.min(ms.length - 1, Math.floor(p * ms.length))]?.toFixed(1);
   const times = (ms) => `p50 ${q(ms, 0.5)} ms p99 ${q(ms, 0.99)} ms`;
-  t.diagnostic(`trials ${totals.trials} (${totals.crashes} renderer crashes), acknowledged rows ${ackedTotal}, lost ${totals.lost}, hash mismatches ${totals.mismatches}, integrity failures ${totals.integrity}, leftover temp files ${totals.leftover}, rows kept between trials 8, reopen after terminate() (the same tab recovers, timed from the kill) ${times(reopenMs.terminate)}, after a crash (a new tab opens it) ${times(reopenMs.crash)}`);
+  t.diagnostic(
+    `trials ${totals.trials} (${totals.crashes} renderer crashes), acknowledged rows ${ackedTotal}, lost ${totals.lost}, hash mismatches ${totals.mismatches}, integrity failures ${totals.integrity}, leftover temp files ${totals.leftover}, rows kept between trials 8, reopen after terminate() (the same tab recovers, timed from the kill) ${times(reopenMs.terminate)}, after a crash (a new tab opens it) ${times(reopenMs.crash)}`,
+  );
   assert.equal(totals.mismatches, 0);
   assert.equal(totals.integrity, 0);
   assert.equal(totals.leftover, 0);

@@ -56,13 +56,19 @@ test('schema builder, insert with insertId, select, update and delete figures, r
       .addColumn('name', 'text', (c) => c.notNull().unique())
       .addColumn('big', 'integer')
       .execute();
-    const ada = await db.insertInto('person').values({ name: 'Ada', big: 2n ** 62n }).executeTakeFirstOrThrow();
+    const ada = await db
+      .insertInto('person')
+      .values({ name: 'Ada', big: 2n ** 62n })
+      .executeTakeFirstOrThrow();
     const linus = await db.insertInto('person').values({ name: 'Linus', big: 7 }).executeTakeFirstOrThrow();
     const returned = await db.insertInto('person').values({ name: 'Grace' }).returning(['id', 'name']).execute();
     const selected = await db.selectFrom('person').select(['id', 'name', 'big']).orderBy('id').execute();
     const updated = await db.updateTable('person').set({ big: 1 }).where('name', 'in', ['Linus', 'Grace']).executeTakeFirstOrThrow();
     const deleted = await db.deleteFrom('person').where('name', '=', 'Grace').executeTakeFirstOrThrow();
-    const count = await db.selectFrom('person').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const count = await db
+      .selectFrom('person')
+      .select((e) => e.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     const raw = await sql`select name from person where id = ${linus.insertId}`.execute(db);
     const rawWrite = await sql`update person set big = big + 1`.execute(db);
     const tables = await db.introspection.getTables();
@@ -99,10 +105,17 @@ test('schema builder, insert with insertId, select, update and delete figures, r
 
 test('BLOBs round-trip as Uint8Array, small and above the transfer threshold', async (t) => {
   const got = await withKysely(t, async ({ db }) => {
-    await db.schema.createTable('file').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('data', 'blob').execute();
+    await db.schema
+      .createTable('file')
+      .addColumn('id', 'integer', (c) => c.primaryKey())
+      .addColumn('data', 'blob')
+      .execute();
     const small = new Uint8Array([0, 1, 2, 254, 255]);
     const large = new Uint8Array(300 * 1024).map((_, i) => (i * 31 + 7) & 255);
-    await db.insertInto('file').values([{ data: small }, { data: large }, { data: new Uint8Array(0) }]).execute();
+    await db
+      .insertInto('file')
+      .values([{ data: small }, { data: large }, { data: new Uint8Array(0) }])
+      .execute();
     const rows = await db.selectFrom('file').select('data').orderBy('id').execute();
     const same = (a, b) => a instanceof Uint8Array && a.length === b.length && a.every((v, i) => v === b[i]);
     const found = await db.selectFrom('file').select('id').where('data', '=', small).execute();
@@ -167,7 +180,11 @@ test('controlled transactions and savepoints: commit, rollback, rollbackToSavepo
 test('calls made outside a transaction while it runs wait for it: no interleaving, no deadlock, no lost update', HANGS, async (t) => {
   const got = await withKysely(t, async ({ db, database }) => {
     await db.schema.createTable('t').addColumn('x', 'integer').execute();
-    await db.schema.createTable('counter').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('n', 'integer').execute();
+    await db.schema
+      .createTable('counter')
+      .addColumn('id', 'integer', (c) => c.primaryKey())
+      .addColumn('n', 'integer')
+      .execute();
     await db.insertInto('counter').values({ id: 1, n: 0 }).execute();
     const pause = () => new Promise((resolve) => setTimeout(resolve, 10));
     const outside = {};
@@ -200,7 +217,11 @@ test('calls made outside a transaction while it runs wait for it: no interleavin
         db.transaction().execute(async (trx) => {
           const { n } = await trx.selectFrom('counter').select('n').where('id', '=', 1).executeTakeFirstOrThrow();
           await pause();
-          await trx.updateTable('counter').set({ n: n + 1 }).where('id', '=', 1).execute();
+          await trx
+            .updateTable('counter')
+            .set({ n: n + 1 })
+            .where('id', '=', 1)
+            .execute();
         }),
       ),
     );
@@ -219,17 +240,29 @@ test('Migrator: two migrations run; a failing one leaves nothing behind, not eve
     const { Migrator } = await import('kysely/migration');
     const migrations = {
       '001_people': {
-        up: (db) => db.schema.createTable('people').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('name', 'text').execute(),
+        up: (db) =>
+          db.schema
+            .createTable('people')
+            .addColumn('id', 'integer', (c) => c.primaryKey())
+            .addColumn('name', 'text')
+            .execute(),
       },
       '002_pets': {
         async up(db) {
-          await db.schema.createTable('pets').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('owner', 'integer', (c) => c.references('people.id')).execute();
+          await db.schema
+            .createTable('pets')
+            .addColumn('id', 'integer', (c) => c.primaryKey())
+            .addColumn('owner', 'integer', (c) => c.references('people.id'))
+            .execute();
           await db.schema.createIndex('pets_owner').on('pets').column('owner').execute();
         },
       },
     };
     const migrate = (all) => new Migrator({ db, provider: { getMigrations: async () => all } }).migrateToLatest();
-    const summary = ({ error, results }) => ({ error: error && describe(error), results: results?.map((r) => [r.migrationName, r.status]) });
+    const summary = ({ error, results }) => ({
+      error: error && describe(error),
+      results: results?.map((r) => [r.migrationName, r.status]),
+    });
     const first = summary(await migrate(migrations));
     const failing = summary(
       await migrate({
@@ -248,7 +281,13 @@ test('Migrator: two migrations run; a failing one leaves nothing behind, not eve
     const again = summary(await migrate(migrations));
     return { first, failing, schema: schema.rows.map((r) => `${r.type} ${r.name}`), ran: ran.map((r) => r.name), again };
   });
-  assert.deepEqual(got.first, { error: undefined, results: [['001_people', 'Success'], ['002_pets', 'Success']] });
+  assert.deepEqual(got.first, {
+    error: undefined,
+    results: [
+      ['001_people', 'Success'],
+      ['002_pets', 'Success'],
+    ],
+  });
   assert.deepEqual(got.failing.results, [['003_toys', 'Error']]);
   assert.equal(got.failing.error.isResqError, true);
   assert.equal(got.failing.error.code, 'SQLITE_ERROR');
@@ -258,7 +297,10 @@ test('Migrator: two migrations run; a failing one leaves nothing behind, not eve
   assert.deepEqual(got.again, { error: undefined, results: [] });
 });
 
-test('Migrator: two runs at once on two shares of one database (as two tabs) apply each migration once', { ...HANGS, opfs: true }, async (t) => {
+test('Migrator: two runs at once on two shares of one database (as two tabs) apply each migration once', {
+  ...HANGS,
+  opfs: true,
+}, async (t) => {
   const got = await inPage(
     h.page,
     async ({ open, describe }, name) => {
@@ -278,7 +320,10 @@ test('Migrator: two runs at once on two shares of one database (as two tabs) app
         const runs = await Promise.all([migrate(a), migrate(b)]);
         const ran = await sql`select name from kysely_migration order by name`.execute(a);
         return {
-          runs: runs.map(({ error, results }) => ({ error: error && describe(error), results: results.map((r) => [r.migrationName, r.status]) })),
+          runs: runs.map(({ error, results }) => ({
+            error: error && describe(error),
+            results: results.map((r) => [r.migrationName, r.status]),
+          })),
           ran: ran.rows.map((r) => r.name),
         };
       } finally {
@@ -290,13 +335,26 @@ test('Migrator: two runs at once on two shares of one database (as two tabs) app
   );
   assert.deepEqual(got.ran, ['001_a', '002_b']);
   const applied = got.runs.flatMap((r) => r.results);
-  assert.deepEqual(applied, [['001_a', 'Success'], ['002_b', 'Success']], JSON.stringify(got.runs));
-  assert.deepEqual(got.runs.map((r) => r.error), [undefined, undefined]);
+  assert.deepEqual(
+    applied,
+    [
+      ['001_a', 'Success'],
+      ['002_b', 'Success'],
+    ],
+    JSON.stringify(got.runs),
+  );
+  assert.deepEqual(
+    got.runs.map((r) => r.error),
+    [undefined, undefined],
+  );
 });
 
 test('errors are ResqErrors with their codes; a failed call changes nothing and the next one works', HANGS, async (t) => {
   const got = await withKysely(t, async ({ db, sql, outcome, ResqDialect, ResqError }) => {
-    await db.schema.createTable('u').addColumn('email', 'text', (c) => c.unique()).execute();
+    await db.schema
+      .createTable('u')
+      .addColumn('email', 'text', (c) => c.unique())
+      .execute();
     await db.insertInto('u').values({ email: 'a@x' }).execute();
     const duplicate = await outcome(db.insertInto('u').values({ email: 'a@x' }).execute());
     const inTransaction = await outcome(
@@ -384,7 +442,19 @@ export async function uses(): Promise<void> {
 `,
   );
   const tsc = resolve(import.meta.dirname, '../../node_modules/.bin/tsc');
-  const args = ['--noEmit', '--strict', '--target', 'ES2022', '--module', 'ES2022', '--moduleResolution', 'bundler', '--lib', 'ES2022,DOM', 'kysely-uses.ts'];
+  const args = [
+    '--noEmit',
+    '--strict',
+    '--target',
+    'ES2022',
+    '--module',
+    'ES2022',
+    '--moduleResolution',
+    'bundler',
+    '--lib',
+    'ES2022,DOM',
+    'kysely-uses.ts',
+  ];
   const r = spawnSync(tsc, args, { cwd: h.app, encoding: 'utf8' });
   assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`);
 });

@@ -19,7 +19,7 @@ export async function pngFile(name, { width = 960, height = 640, hue = 200 } = {
   const canvas = new OffscreenCanvas(width, height);
   const g = canvas.getContext('2d');
   let seed = [...name].reduce((n, c) => (n * 31 + c.charCodeAt(0)) >>> 0, 7);
-  const random = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  const random = () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32;
   const sky = g.createLinearGradient(0, 0, 0, height);
   sky.addColorStop(0, `hsl(${hue} 65% 55%)`);
   sky.addColorStop(1, `hsl(${hue + 35} 85% 82%)`);
@@ -119,7 +119,11 @@ export async function recordWebm({ seconds = 3, width = 320, height = 180, bitra
     frame = requestAnimationFrame(draw);
   });
   const mimeType = ['video/webm;codecs=vp8', 'video/webm'].find((t) => MediaRecorder.isTypeSupported(t));
-  const recorder = new MediaRecorder(canvas.captureStream(30), { mimeType, videoBitsPerSecond: bitrate, videoKeyFrameIntervalDuration: keyframeMs });
+  const recorder = new MediaRecorder(canvas.captureStream(30), {
+    mimeType,
+    videoBitsPerSecond: bitrate,
+    videoKeyFrameIntervalDuration: keyframeMs,
+  });
   const chunks = [];
   recorder.ondataavailable = (e) => chunks.push(e.data);
   const stopped = new Promise((resolve) => (recorder.onstop = resolve));
@@ -296,7 +300,10 @@ export async function longWebm(clip, targetBytes = 0) {
   const src = parse(new Uint8Array(await clip.arrayBuffer()));
   const frames = src.frames;
   if (!frames.length || !frames[0].key) throw new Error('the clip does not start with a keyframe');
-  const deltas = frames.slice(1).map((f, i) => f.time - frames[i].time).sort((a, b) => a - b);
+  const deltas = frames
+    .slice(1)
+    .map((f, i) => f.time - frames[i].time)
+    .sort((a, b) => a - b);
   const frameTime = deltas[deltas.length >> 1] || Math.round(33e6 / src.scale);
   const period = frames[frames.length - 1].time + frameTime;
   // Groups of pictures: a keyframe and the frames up to the next one.
@@ -322,10 +329,21 @@ export async function longWebm(clip, targetBytes = 0) {
   // The track, renumbered 1 (the SimpleBlocks say track 1).
   const trackBody = cat(...src.track.map((c) => (c.id === ID.TrackNumber ? uint(ID.TrackNumber, 1) : c.bytes)));
   const tracks = el(ID.Tracks, el(ID.TrackEntry, trackBody));
-  const info = el(ID.Info, cat(uint(ID.TimecodeScale, src.scale), float(ID.Duration, reps * period), text(ID.MuxingApp, 'resq-wasm test remux'), text(ID.WritingApp, 'resq-wasm test remux')));
+  const info = el(
+    ID.Info,
+    cat(
+      uint(ID.TimecodeScale, src.scale),
+      float(ID.Duration, reps * period),
+      text(ID.MuxingApp, 'resq-wasm test remux'),
+      text(ID.WritingApp, 'resq-wasm test remux'),
+    ),
+  );
   // Cluster positions are offsets in the Segment's data; Cues sit before the
   // Clusters, so their size (fixed: every number is 8 bytes) comes first.
-  const cuePointSize = el(ID.CuePoint, cat(uint(ID.CueTime, 0), el(ID.CueTrackPositions, cat(uint(ID.CueTrack, 1), uint(ID.CueClusterPosition, 0))))).length;
+  const cuePointSize = el(
+    ID.CuePoint,
+    cat(uint(ID.CueTime, 0), el(ID.CueTrackPositions, cat(uint(ID.CueTrack, 1), uint(ID.CueClusterPosition, 0)))),
+  ).length;
   const seekEntry = (id, pos) => el(ID.Seek, cat(el(ID.SeekID, idBytes(id)), uint(ID.SeekPosition, pos)));
   const seekHeadSize = el(ID.SeekHead, cat(seekEntry(ID.Info, 0), seekEntry(ID.Tracks, 0), seekEntry(ID.Cues, 0))).length;
   const cuesSize = head(ID.Cues, 0).length + cuePointSize * gops.length * reps;
@@ -339,7 +357,9 @@ export async function longWebm(clip, targetBytes = 0) {
   for (let r = 0; r < reps; r++) {
     gops.forEach((gop, i) => {
       const time = r * period + gop.time;
-      cuePoints.push(el(ID.CuePoint, cat(uint(ID.CueTime, time), el(ID.CueTrackPositions, cat(uint(ID.CueTrack, 1), uint(ID.CueClusterPosition, at))))));
+      cuePoints.push(
+        el(ID.CuePoint, cat(uint(ID.CueTime, time), el(ID.CueTrackPositions, cat(uint(ID.CueTrack, 1), uint(ID.CueClusterPosition, at))))),
+      );
       const timecode = uint(ID.Timecode, time);
       clusters.push(Uint8Array.from(head(ID.Cluster, timecode.length + bodies[i].length)), timecode, bodies[i]);
       at += clusterLength(bodies[i]);
@@ -347,6 +367,7 @@ export async function longWebm(clip, targetBytes = 0) {
   }
   const cues = el(ID.Cues, cat(...cuePoints));
   if (cues.length !== cuesSize) throw new Error('Cues size mismatch');
-  return new Blob([src.ebmlHeader, Uint8Array.from(head(ID.Segment, at)), seekHead, info, tracks, cues, ...clusters], { type: 'video/webm' });
+  return new Blob([src.ebmlHeader, Uint8Array.from(head(ID.Segment, at)), seekHead, info, tracks, cues, ...clusters], {
+    type: 'video/webm',
+  });
 }
-

@@ -93,7 +93,8 @@ test('blobFile assembles a value over several 4 MB reads and 32 MB batches exact
     await db.execute('CREATE TABLE m(id INTEGER PRIMARY KEY, data BLOB)');
     await db.execute('INSERT INTO m VALUES (1, ?)', [new Blob([bytes])]);
     const file = await db.blobFile('m', 'data', 1, { type: 'video/webm' });
-    const hex = async (b) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (x) => x.toString(16).padStart(2, '0')).join('');
+    const hex = async (b) =>
+      Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (x) => x.toString(16).padStart(2, '0')).join('');
     return { size: file.size, type: file.type, same: (await hex(await file.arrayBuffer())) === (await hex(bytes)) };
   });
   assert.deepEqual(r, { size: 37 * (1 << 20) + 5, type: 'video/webm', same: true });
@@ -128,7 +129,11 @@ test('blobStream and blobFile errors: ranges past the end, negative offsets, mis
         return describe(e).code;
       }
     };
-    const fileError = async (...a) => db.blobFile(...a).then(() => 'no error', (e) => e.code);
+    const fileError = async (...a) =>
+      db.blobFile(...a).then(
+        () => 'no error',
+        (e) => e.code,
+      );
     return {
       past: await streamError('m', 'data', 1, { offset: 3, length: 5 }),
       negative: await streamError('m', 'data', 1, { offset: -1 }),
@@ -136,7 +141,10 @@ test('blobStream and blobFile errors: ranges past the end, negative offsets, mis
       noColumn: await fileError('m', 'nope', 1),
       badChunk: await streamError('m', 'data', 1, { chunkSize: 0 }),
       text: await streamError('m', 'data', 2),
-      textRead: await db.readBlob('m', 'data', 2).then(() => 'no error', (e) => e.code),
+      textRead: await db.readBlob('m', 'data', 2).then(
+        () => 'no error',
+        (e) => e.code,
+      ),
       next: (await db.query('SELECT length(data) AS n FROM m'))[0].n,
     };
   });
@@ -202,7 +210,14 @@ test('a staged blob is used once: a second use, an append after use, or a use af
     await other.discard();
     const afterDiscard = await outcome(db.execute("INSERT INTO rec(data, tag) VALUES (?, 'x')", [other]));
     const rows = await db.query('SELECT tag, data FROM rec ORDER BY id');
-    return { failed: failed.error?.code, retried: retried.ok, twice: twice.error?.code, appendAfter: appendAfter.error?.code, afterDiscard: afterDiscard.error?.code, rows: rows.map((r) => [r.tag, Array.from(r.data)]) };
+    return {
+      failed: failed.error?.code,
+      retried: retried.ok,
+      twice: twice.error?.code,
+      appendAfter: appendAfter.error?.code,
+      afterDiscard: afterDiscard.error?.code,
+      rows: rows.map((r) => [r.tag, Array.from(r.data)]),
+    };
   });
   assert.deepEqual(r, {
     failed: 'SQLITE_CONSTRAINT_UNIQUE',
@@ -210,7 +225,10 @@ test('a staged blob is used once: a second use, an append after use, or a use af
     twice: 'RESQ_BAD_PARAM',
     appendAfter: 'RESQ_BAD_PARAM',
     afterDiscard: 'RESQ_BAD_PARAM',
-    rows: [['taken', [0]], ['new', [1, 2, 3]]],
+    rows: [
+      ['taken', [0]],
+      ['new', [1, 2, 3]],
+    ],
   });
 });
 
@@ -244,7 +262,9 @@ test('staged bytes read back exactly across chunk and spill boundaries, in memor
   assert.deepEqual(r, { memory: true, failed: 'SQLITE_CONSTRAINT_UNIQUE', file: true });
 });
 
-test('a failed append or an aborted writable makes the staged blob unusable, so no gap or fragment is stored; discard and a new stage work', { opfs: true }, async (t) => {
+test('a failed append or an aborted writable makes the staged blob unusable, so no gap or fragment is stored; discard and a new stage work', {
+  opfs: true,
+}, async (t) => {
   const r = await onDb(t, async (db, { outcome }) => {
     await db.execute('CREATE TABLE rec(id INTEGER PRIMARY KEY, data BLOB)');
     // A File whose bytes changed after it was taken cannot be read by the worker.
@@ -277,7 +297,9 @@ test('a failed append or an aborted writable makes the staged blob unusable, so 
     // A piped stream whose chunk fails: pipeTo rejects.
     const s3 = await db.stageBlob();
     const chunks = [new Uint8Array([6]), stale, new Uint8Array([7])];
-    const piped = await outcome(new ReadableStream({ pull: (c) => (chunks.length ? c.enqueue(chunks.shift()) : c.close()) }).pipeTo(s3.writable));
+    const piped = await outcome(
+      new ReadableStream({ pull: (c) => (chunks.length ? c.enqueue(chunks.shift()) : c.close()) }).pipeTo(s3.writable),
+    );
     const use3 = await outcome(db.execute('INSERT INTO rec(data) VALUES (?)', [s3]));
     await s3.discard();
 
@@ -312,11 +334,26 @@ test('a failed append or an aborted writable makes the staged blob unusable, so 
   for (const m of r.messages) assert.match(m, /earlier append .*failed.*discard/);
   assert.deepEqual(
     { ...r, results: undefined, messages: undefined },
-    { results: undefined, messages: undefined, use1: 'RESQ_BAD_PARAM', later1: 'RESQ_BAD_PARAM', bad: 'RESQ_BAD_PARAM', later2: 'RESQ_BAD_PARAM', use2: 'RESQ_BAD_PARAM', piped: 'RESQ_BAD_PARAM', use3: 'RESQ_BAD_PARAM', aborted: 'network lost', use4: 'RESQ_BAD_PARAM', rows: [[8, 9]] },
+    {
+      results: undefined,
+      messages: undefined,
+      use1: 'RESQ_BAD_PARAM',
+      later1: 'RESQ_BAD_PARAM',
+      bad: 'RESQ_BAD_PARAM',
+      later2: 'RESQ_BAD_PARAM',
+      use2: 'RESQ_BAD_PARAM',
+      piped: 'RESQ_BAD_PARAM',
+      use3: 'RESQ_BAD_PARAM',
+      aborted: 'network lost',
+      use4: 'RESQ_BAD_PARAM',
+      rows: [[8, 9]],
+    },
   );
 });
 
-test('temp space: spilled files are gone after use, discard (also after a failed append) and close, and a file left in the stage directory is removed when the database is next opened', { opfs: true }, async (t) => {
+test('temp space: spilled files are gone after use, discard (also after a failed append) and close, and a file left in the stage directory is removed when the database is next opened', {
+  opfs: true,
+}, async (t) => {
   const name = dbName(t);
   const r = await inPage(
     h.page,
@@ -372,7 +409,9 @@ test('temp space: spilled files are gone after use, discard (also after a failed
   assert.equal(r.n, 5 << 20);
 });
 
-test('temp space no live worker holds is removed at any open; a live worker\'s is kept, and two tabs with a memory database of one name stage apart', { opfs: true }, async (t) => {
+test("temp space no live worker holds is removed at any open; a live worker's is kept, and two tabs with a memory database of one name stage apart", {
+  opfs: true,
+}, async (t) => {
   const name = dbName(t);
   const list = async () =>
     inPage(h.page, async () => {
@@ -440,7 +479,9 @@ test('temp space no live worker holds is removed at any open; a live worker\'s i
   assert.deepEqual(mine(end), []);
 });
 
-test('the worker dying while staging leaves the database untouched and its temp space is reclaimed at the next open', { opfs: true }, async (t) => {
+test('the worker dying while staging leaves the database untouched and its temp space is reclaimed at the next open', {
+  opfs: true,
+}, async (t) => {
   const name = dbName(t);
   const page = await h.newPage();
   await keepWorkers(page);

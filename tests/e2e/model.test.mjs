@@ -33,7 +33,11 @@ async function run(name, storage, seed) {
     async ({ open }, { name, storage, seed, ops, reopen }) => {
       let x = seed >>> 0;
       const rand = () => {
-        x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+        x ^= x << 13;
+        x >>>= 0;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        x >>>= 0;
         return x / 4294967296;
       };
       const pick = (n) => (rand() * n) | 0;
@@ -137,7 +141,7 @@ async function run(name, storage, seed) {
             })
             .catch((e) => e);
           if (commit && result !== 'done') diverge(`transaction failed: ${result?.message}`);
-          if (!commit && result !== undo) diverge('rollback did not re-throw the callback\'s error');
+          if (!commit && result !== undo) diverge("rollback did not re-throw the callback's error");
           if (commit) for (const [k, v] of next) model.set(k, v);
           writes[commit ? 'tx' : 'rollback']++;
         } else if (r < 0.85) {
@@ -193,7 +197,9 @@ async function run(name, storage, seed) {
 }
 
 for (const storage of ['opfs', 'memory']) {
-  test(`model check on ${storage}: ${OPS} seeded random operations match a plain JS model (seed ${SEED})`, { opfs: storage === 'opfs' }, async (t) => {
+  test(`model check on ${storage}: ${OPS} seeded random operations match a plain JS model (seed ${SEED})`, {
+    opfs: storage === 'opfs',
+  }, async (t) => {
     const r = await run(storage === 'memory' ? ':memory:' : dbName(t), storage, SEED);
     t.diagnostic(`${storage}: ${r.ops} operations, divergences 0, seed ${SEED}, ${JSON.stringify(r.writes)}, ${r.rows} rows at the end`);
     assert.equal(r.integrity, 'ok');

@@ -46,40 +46,86 @@ test('the tarball holds what a user needs, and nothing from the repository besid
   for (const f of needed) assert.ok(files.includes(f), `${f} is in the tarball`);
   // Every file package.json points to (main, types, exports) is there.
   const manifest = JSON.parse(readFileSync(join(h.app, 'node_modules/resq-wasm/package.json'), 'utf8'));
-  const targets = [manifest.main, manifest.types, ...Object.values(manifest.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e)))];
+  const targets = [
+    manifest.main,
+    manifest.types,
+    ...Object.values(manifest.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e))),
+  ];
   for (const t of targets) assert.ok(files.includes(t.replace(/^\.\//, '')), `${t} (from package.json) is in the tarball`);
   // Every relative import of a shipped module or declaration resolves to a shipped file.
   for (const f of files.filter((f) => /\.(js|d\.ts)$/.test(f))) {
     const text = readFileSync(join(h.app, 'node_modules/resq-wasm', f), 'utf8');
     for (const [, spec] of text.matchAll(/(?:from|import\(|new URL\()\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
       const target = join(dirname(f), spec);
-      assert.ok(files.includes(target) || files.includes(target.replace(/\.js$/, '.d.ts')), `${f} refers to ${spec}, which is in the tarball`);
+      assert.ok(
+        files.includes(target) || files.includes(target.replace(/\.js$/, '.d.ts')),
+        `${f} refers to ${spec}, which is in the tarball`,
+      );
     }
   }
   // Nothing else: the package files, and pkg/ holding only modules, declarations and the wasm.
   const top = [...new Set(files.map((f) => f.split('/')[0]))].sort();
-  assert.deepEqual(top, ['CHANGELOG.md', 'LICENSE', 'README.md', 'THIRD_PARTY_NOTICES.md', 'package.json', 'pkg'], 'no src/, tests/, benches/, www/, scripts/ or other repository files');
-  assert.deepEqual(files.filter((f) => f.startsWith('pkg/') && !/\.(js|d\.ts|wasm)$/.test(f)), [], 'pkg/ holds only .js, .d.ts and .wasm');
+  assert.deepEqual(
+    top,
+    ['CHANGELOG.md', 'LICENSE', 'README.md', 'THIRD_PARTY_NOTICES.md', 'package.json', 'pkg'],
+    'no src/, tests/, benches/, www/, scripts/ or other repository files',
+  );
+  assert.deepEqual(
+    files.filter((f) => f.startsWith('pkg/') && !/\.(js|d\.ts|wasm)$/.test(f)),
+    [],
+    'pkg/ holds only .js, .d.ts and .wasm',
+  );
 });
 
 test('THIRD_PARTY_NOTICES.md names every crate compiled into the wasm, SQLite’s blessing and musl’s notice', () => {
   // The crates of both wasms (the cipher build's are a superset), as cargo
   // resolves them (no cargo-about needed here:
   // scripts/notices.sh regenerates the file when this fails).
-  const tree = execFileSync('cargo', ['tree', '--locked', '-e', 'normal', '--features', 'cipher', '--target', 'wasm32-unknown-unknown', '--prefix', 'none', '--format', '{p}'], {
-    cwd: repo,
-    encoding: 'utf8',
-  });
-  const crates = [...new Set(tree.trim().split('\n').map((line) => line.split(' ').slice(0, 2).join(' ')))]
+  const tree = execFileSync(
+    'cargo',
+    [
+      'tree',
+      '--locked',
+      '-e',
+      'normal',
+      '--features',
+      'cipher',
+      '--target',
+      'wasm32-unknown-unknown',
+      '--prefix',
+      'none',
+      '--format',
+      '{p}',
+    ],
+    {
+      cwd: repo,
+      encoding: 'utf8',
+    },
+  );
+  const crates = [
+    ...new Set(
+      tree
+        .trim()
+        .split('\n')
+        .map((line) => line.split(' ').slice(0, 2).join(' ')),
+    ),
+  ]
     .map((line) => line.split(' v'))
     .filter(([name]) => name !== 'resq-wasm');
   for (const name of ['sqlite-wasm-rs', 'sqlite-wasm-vfs', 'wasm-bindgen', 'js-sys', 'web-sys', 'base64']) {
-    assert.ok(crates.some(([n]) => n === name), `cargo tree lists ${name}`);
+    assert.ok(
+      crates.some(([n]) => n === name),
+      `cargo tree lists ${name}`,
+    );
   }
   const notices = readFileSync(join(h.app, 'node_modules/resq-wasm/THIRD_PARTY_NOTICES.md'), 'utf8');
   const missing = crates.filter(([name, version]) => !notices.includes(`\n| ${name} | ${version} |`)).map((c) => c.join(' '));
   assert.deepEqual(missing, [], 'every crate of the wasm, at its version, is in the notices: run `bash scripts/notices.sh`');
-  for (const line of ['The author disclaims copyright to this source code.', 'May you do good and not evil.', 'Copyright © 2005-2020 Rich Felker, et al.']) {
+  for (const line of [
+    'The author disclaims copyright to this source code.',
+    'May you do good and not evil.',
+    'Copyright © 2005-2020 Rich Felker, et al.',
+  ]) {
     assert.ok(notices.includes(line), `the notices hold "${line}"`);
   }
 });
@@ -99,7 +145,11 @@ test('the query-builder and framework entries ship as their own exports, with ty
   assert.deepEqual(installed.peerDependenciesMeta, Object.fromEntries(PEERS.map((p) => [p, { optional: true }])));
   assert.deepEqual(installed.dependencies, undefined, 'no dependency a user must install');
   const app = readdirSync(join(h.app, 'node_modules'));
-  assert.deepEqual(PEERS.filter((p) => app.includes(p)), [], 'installing resq-wasm installs no peer');
+  assert.deepEqual(
+    PEERS.filter((p) => app.includes(p)),
+    [],
+    'installing resq-wasm installs no peer',
+  );
   const pinned = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')).devDependencies;
   for (const peer of PEERS) assert.match(pinned[peer], /^\d+\.\d+\.\d+$/, `${peer} is pinned exactly for the tests`);
 });
@@ -114,7 +164,9 @@ test("the core entries' import graph reaches no query-builder or framework code"
     if (seen.has(file)) return;
     seen.add(file);
     const text = readFileSync(file, 'utf8');
-    for (const m of text.matchAll(/\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)|\bimport\s*['"]([^'"]+)['"]|new URL\(\s*['"]([^'"]+)['"]/g)) {
+    for (const m of text.matchAll(
+      /\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)|\bimport\s*['"]([^'"]+)['"]|new URL\(\s*['"]([^'"]+)['"]/g,
+    )) {
       const specifier = m[1] ?? m[2] ?? m[3] ?? m[4];
       const target = join(dirname(file), specifier);
       // A module is read in turn; another file (the wasm) is only noted.
@@ -128,8 +180,14 @@ test("the core entries' import graph reaches no query-builder or framework code"
   // worker.js is one file (scripts/build.sh bundles it) that names the wasm.
   assert.ok(reached.includes('database.js') && reached.includes('wasm/resq_wasm_bg.wasm'), `the walk follows imports: ${reached}`);
   const optional = new RegExp(`^(${Object.keys(OPTIONAL).join('|')})\\.js$`);
-  assert.deepEqual(reached.filter((f) => optional.test(f)), []);
-  assert.deepEqual([...bare].filter((s) => PEERS.some((p) => s === p || s.startsWith(`${p}/`))), []);
+  assert.deepEqual(
+    reached.filter((f) => optional.test(f)),
+    [],
+  );
+  assert.deepEqual(
+    [...bare].filter((s) => PEERS.some((p) => s === p || s.startsWith(`${p}/`))),
+    [],
+  );
 });
 
 test('nothing test-only ships: no test hooks or benchmark probes in the installed package, its wasm exports or its types', async () => {
@@ -140,7 +198,18 @@ test('nothing test-only ships: no test hooks or benchmark probes in the installe
     .map((f) => readFileSync(f, 'utf8'))
     .join('\n');
   // inTransaction as a whole name: Kysely's driver API has beginTransaction.
-  const hooks = ['crashForTests', 'crashWorkerForTests', /\binTransaction\b/, 'wasmMemoryBytes', 'opfsBytesWritten', 'stats()', "'stats'", 'SyncAccessHandle.prototype', '__probe', 'ForTests'];
+  const hooks = [
+    'crashForTests',
+    'crashWorkerForTests',
+    /\binTransaction\b/,
+    'wasmMemoryBytes',
+    'opfsBytesWritten',
+    'stats()',
+    "'stats'",
+    'SyncAccessHandle.prototype',
+    '__probe',
+    'ForTests',
+  ];
   for (const hook of hooks) assert.ok(typeof hook === 'string' ? !text.includes(hook) : !hook.test(text), `${hook} is not in the package`);
   const wasm = await WebAssembly.compile(readFileSync(join(pkg, 'wasm/resq_wasm_bg.wasm')));
   const exports = WebAssembly.Module.exports(wasm).map((e) => e.name);
@@ -152,12 +221,17 @@ test('nothing test-only ships: no test hooks or benchmark probes in the installe
 test('no eval, new Function or string timer in the shipped JavaScript: it runs under a CSP without unsafe-eval', () => {
   const pkg = join(h.app, 'node_modules/resq-wasm/pkg');
   const files = execFileSync('find', [pkg, '-type', 'f', '-name', '*.js'], { encoding: 'utf8' }).trim().split('\n');
-  assert.ok(files.some((f) => f.endsWith('/wasm/resq_wasm.js')), 'the wasm glue is read too');
+  assert.ok(
+    files.some((f) => f.endsWith('/wasm/resq_wasm.js')),
+    'the wasm glue is read too',
+  );
   const found = [];
   for (const f of files) {
     const text = readFileSync(f, 'utf8');
     // (wasm-bindgen's glue has `Function(${name})` inside a template string, for debug output: not a call.)
-    for (const m of text.matchAll(/\beval\s*\(|\bnew\s+Function\b|(?<![\w.$`])Function\s*\(\s*['"`]|\bset(?:Timeout|Interval)\(\s*['"`]/g)) {
+    for (const m of text.matchAll(
+      /\beval\s*\(|\bnew\s+Function\b|(?<![\w.$`])Function\s*\(\s*['"`]|\bset(?:Timeout|Interval)\(\s*['"`]/g,
+    )) {
       found.push(`${f.slice(pkg.length + 1)}: ${m[0]}`);
     }
   }
@@ -212,13 +286,29 @@ test('the page itself never loads the SQLite wasm: the worker does', async () =>
     [],
     'importing the package loads nothing of the worker',
   );
-  assert.deepEqual(got.afterOpen.filter((p) => p.endsWith('.wasm')), [], 'the page never fetches the .wasm');
+  assert.deepEqual(
+    got.afterOpen.filter((p) => p.endsWith('.wasm')),
+    [],
+    'the page never fetches the .wasm',
+  );
   await page.close();
 });
 
 /** Runs the repo's tsc on `file` in the installed app folder, as a bundler user would. */
 function typecheck(file) {
-  const args = ['--noEmit', '--strict', '--target', 'ES2022', '--module', 'ES2022', '--moduleResolution', 'bundler', '--lib', 'ES2022,DOM', file];
+  const args = [
+    '--noEmit',
+    '--strict',
+    '--target',
+    'ES2022',
+    '--module',
+    'ES2022',
+    '--moduleResolution',
+    'bundler',
+    '--lib',
+    'ES2022,DOM',
+    file,
+  ];
   return spawnSync(tsc, args, { cwd: h.app, encoding: 'utf8' });
 }
 

@@ -50,7 +50,10 @@ test('data survives close and reopen, several times', async (t) => {
   await write(h.page, name, 'CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)');
   for (const v of ['one', 'two', 'three']) await write(h.page, name, `INSERT INTO t(v) VALUES ('${v}')`);
   await write(h.page, name, "UPDATE t SET v = 'TWO' WHERE v = 'two'");
-  assert.deepEqual(await read(h.page, name, 'SELECT v FROM t ORDER BY id'), { ok: true, value: [{ v: 'one' }, { v: 'TWO' }, { v: 'three' }] });
+  assert.deepEqual(await read(h.page, name, 'SELECT v FROM t ORDER BY id'), {
+    ok: true,
+    value: [{ v: 'one' }, { v: 'TWO' }, { v: 'three' }],
+  });
 });
 
 test('data survives a page reload (closed first)', async (t) => {

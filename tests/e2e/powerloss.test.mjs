@@ -45,8 +45,9 @@ async function record(name, seed, pageSize, key) {
     h.page,
     async ({ open, probe }, { name, seed, pageSize, key }) => {
       let x = seed;
-      const rand = () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648);
-      const hex = async (b) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (v) => v.toString(16).padStart(2, '0')).join('');
+      const rand = () => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
+      const hex = async (b) =>
+        Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (v) => v.toString(16).padStart(2, '0')).join('');
       const bytes = (n) => Uint8Array.from({ length: n }, () => (rand() * 256) | 0);
       const db = await open(name, key ? { key } : {});
       await db.execute(`PRAGMA page_size = ${pageSize}`);
@@ -72,9 +73,10 @@ async function record(name, seed, pageSize, key) {
         }
         if (rows === 1) await db.execute(insert, values[0]);
         else if (tx % 2) await db.executeBatch(insert, values);
-        else await db.transaction(async (t) => {
-          for (const v of values) await t.execute(insert, v);
-        });
+        else
+          await db.transaction(async (t) => {
+            for (const v of values) await t.execute(insert, v);
+          });
         // Deletes and updates too, so pages are freed and reused.
         if (tx % 7 === 0) await db.execute('UPDATE t SET data = data WHERE tx = ?', [tx - 3]);
         txs[tx] = rows;
@@ -109,7 +111,11 @@ function images(rec, db, key, extra = []) {
     writeFileSync(file, JSON.stringify(rec));
     const keyed = key ? ['--key', key] : [];
     const env = key ? { ...process.env, LD_PRELOAD: sqlite3mc() } : process.env;
-    const r = spawnSync('python3', [checker, file, '--db', db, '--images', String(IMAGES), '--seed', '7', ...keyed, ...extra], { encoding: 'utf8', maxBuffer: 1 << 26, env });
+    const r = spawnSync('python3', [checker, file, '--db', db, '--images', String(IMAGES), '--seed', '7', ...keyed, ...extra], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 26,
+      env,
+    });
     assert.equal(r.status, 0, r.stderr);
     return JSON.parse(r.stdout);
   } finally {
@@ -125,7 +131,9 @@ for (const [pageSize, key] of PAGE_SIZES.flatMap((p) => [[p, null], ...(p === 81
     const name = `powerloss-${pageSize}${key ? '-encrypted' : ''}.db`;
     const rec = await record(name, 12345, pageSize, key);
     const r = images(rec, name, key);
-    t.diagnostic(`page size ${pageSize}${what}: images ${r.images}, log entries ${r.entries}, failures ${r.failures}, commits ${r.commits}, flushes per commit: median ${r.flushesPerCommit}, range ${r.flushesPerCommitRange}`);
+    t.diagnostic(
+      `page size ${pageSize}${what}: images ${r.images}, log entries ${r.entries}, failures ${r.failures}, commits ${r.commits}, flushes per commit: median ${r.flushesPerCommit}, range ${r.flushesPerCommitRange}`,
+    );
     assert.equal(r.images, IMAGES);
     assert.equal(r.failures, 0, JSON.stringify(r.first));
     assert.ok(r.commits >= 39 && r.flushesPerCommit >= 1, JSON.stringify(r));
@@ -134,7 +142,9 @@ for (const [pageSize, key] of PAGE_SIZES.flatMap((p) => [[p, null], ...(p === 81
     // ignored (a storage layer that stops flushing) loses acknowledged
     // transactions.
     const broken = images(rec, name, key, ['--ignore-flushes']);
-    t.diagnostic(`page size ${pageSize}${what}, with flushes ignored: ${broken.failures} of ${broken.images} images fail, e.g. ${broken.first[0]?.why}`);
+    t.diagnostic(
+      `page size ${pageSize}${what}, with flushes ignored: ${broken.failures} of ${broken.images} images fail, e.g. ${broken.first[0]?.why}`,
+    );
     assert.ok(broken.failures > 0, 'ignoring flushes must lose acknowledged transactions');
   });
 }

@@ -119,7 +119,11 @@ self.onmessage = (e) => {
   if (real)
     port.onmessage = (m) => {
       countWatch(caller, m.data);
-      return real(recordCalls || !m.data || typeof m.data !== 'object' ? m : { data: { ...m.data, seq: undefined, below: undefined }, ports: m.ports });
+      return real(
+        recordCalls || !m.data || typeof m.data !== 'object'
+          ? m
+          : { data: { ...m.data, seq: undefined, below: undefined }, ports: m.ports },
+      );
     };
   return r;
 };
@@ -154,7 +158,6 @@ self.postMessage = (message, transfer) => {
   }
   return post(message, transfer);
 };
-
 
 // The wasm instance, taken as the worker's glue instantiates it: the glue
 // fetches the wasm first, and that fetch resolves only after this module

@@ -30,7 +30,8 @@ test('filling the database past the quota is RESQ_QUOTA; acknowledged rows stay 
   const r = await inPage(
     page,
     async ({ open, outcome }, name) => {
-      const hex = async (bytes) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
+      const hex = async (bytes) =>
+        Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
       const random = (n) => {
         const b = new Uint8Array(n);
         for (let i = 0; i < n; i += 65536) crypto.getRandomValues(b.subarray(i, i + 65536));
@@ -61,7 +62,19 @@ test('filling the database past the quota is RESQ_QUOTA; acknowledged rows stay 
       const again = await outcome(db.execute('INSERT INTO m(sum, data) VALUES (?, ?)', ['again', random(2 << 20)]));
       const againFile = await outcome(db.execute('INSERT INTO m(sum, data) VALUES (?, ?)', ['file', file]));
       await db.close();
-      return { acked: acked.length, failure, streamed, ids: rows.map((x) => x.id), ackedIds: acked.map((a) => a.id), intact, check, next, vacuum, again, againFile };
+      return {
+        acked: acked.length,
+        failure,
+        streamed,
+        ids: rows.map((x) => x.id),
+        ackedIds: acked.map((a) => a.id),
+        intact,
+        check,
+        next,
+        vacuum,
+        again,
+        againFile,
+      };
     },
     dbName(t),
   );

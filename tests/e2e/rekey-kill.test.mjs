@@ -70,7 +70,10 @@ async function acrossTrials(t, what, from, to) {
       async ({ open }, { name, from, rekeyTo }) => {
         const db = await open(name, from);
         await db.query('SELECT 1');
-        void db.rekey(rekeyTo).then(() => window.resqRekeyed(), () => {});
+        void db.rekey(rekeyTo).then(
+          () => window.resqRekeyed(),
+          () => {},
+        );
       },
       { name, from, rekeyTo },
     );
@@ -86,7 +89,10 @@ async function acrossTrials(t, what, from, to) {
     const r = await inPage(
       page,
       async ({ open, outcome }, { name, from, to, summary }) => {
-        for (const [which, options] of [['new', to], ['old', from]]) {
+        for (const [which, options] of [
+          ['new', to],
+          ['old', from],
+        ]) {
           const o = await outcome(open(name, options));
           if (!o.ok && o.error.code === 'RESQ_BAD_KEY') continue;
           if (!o.ok) return { opened: `neither: ${o.error.code} ${o.error.message}` };
@@ -108,8 +114,14 @@ async function acrossTrials(t, what, from, to) {
     if (acknowledged) assert.equal(r.opened, 'new', `trial ${trial}: an acknowledged rekey is kept`);
   }
   t.diagnostic(trials.map((r) => `${r.delay} ms: ${r.opened}${r.acknowledged ? ' (acknowledged)' : ''}`).join(', '));
-  assert.ok(trials.some((r) => r.opened === 'old'), 'some crash landed before the rekey committed');
-  assert.ok(trials.some((r) => r.opened === 'new'), 'some rekey committed');
+  assert.ok(
+    trials.some((r) => r.opened === 'old'),
+    'some crash landed before the rekey committed',
+  );
+  assert.ok(
+    trials.some((r) => r.opened === 'new'),
+    'some rekey committed',
+  );
 }
 
 test(`a rekey crashed midway leaves the old key or the new one working, never neither (${TRIALS} trials)`, (t) =>

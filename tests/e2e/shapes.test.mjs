@@ -29,11 +29,13 @@ function refused(o, code, pattern, what) {
   if (pattern) assert.match(o.error.message, pattern, what);
 }
 
-test('changes and lastInsertRowid of multi-row streamed INSERT … SELECT and UPDATE are the statement\'s, and every cell holds the file', async (t) => {
+test("changes and lastInsertRowid of multi-row streamed INSERT … SELECT and UPDATE are the statement's, and every cell holds the file", async (t) => {
   const r = await onDb(
     t,
     async (db, { mediaFile, sha }, MB) => {
-      await db.execute('CREATE TABLE src(k INTEGER); INSERT INTO src VALUES (10), (20), (30); CREATE TABLE m(id INTEGER PRIMARY KEY, k INTEGER, data BLOB)');
+      await db.execute(
+        'CREATE TABLE src(k INTEGER); INSERT INTO src VALUES (10), (20), (30); CREATE TABLE m(id INTEGER PRIMARY KEY, k INTEGER, data BLOB)',
+      );
       const hashes = async () => Promise.all([1, 2, 3].map(async (id) => sha(await db.readBlob('m', 'data', id))));
       const f = mediaFile(5 * MB, 1);
       const g = mediaFile(5 * MB + 3, 2);
@@ -41,7 +43,15 @@ test('changes and lastInsertRowid of multi-row streamed INSERT … SELECT and UP
       const afterInsert = await hashes();
       const updated = await db.execute('UPDATE m SET data = ? WHERE id <= 3', [g]);
       const afterUpdate = await hashes();
-      return { inserted, updated, afterInsert, afterUpdate, f: await sha(f), g: await sha(g), sizes: await db.query('SELECT id, k, length(data) AS n FROM m ORDER BY id') };
+      return {
+        inserted,
+        updated,
+        afterInsert,
+        afterUpdate,
+        f: await sha(f),
+        g: await sha(g),
+        sizes: await db.query('SELECT id, k, length(data) AS n FROM m ORDER BY id'),
+      };
     },
     MB,
   );
@@ -49,7 +59,10 @@ test('changes and lastInsertRowid of multi-row streamed INSERT … SELECT and UP
   assert.deepEqual(r.updated, { changes: 3, lastInsertRowid: 3 });
   assert.deepEqual(r.afterInsert, [r.f, r.f, r.f]);
   assert.deepEqual(r.afterUpdate, [r.g, r.g, r.g]);
-  assert.deepEqual(r.sizes, [10, 20, 30].map((k, i) => ({ id: i + 1, k, n: 5 * MB + 3 })));
+  assert.deepEqual(
+    r.sizes,
+    [10, 20, 30].map((k, i) => ({ id: i + 1, k, n: 5 * MB + 3 })),
+  );
 });
 
 test('a write with RETURNING takes a streamed File through query and queryBytes; RETURNING that would see the placeholder is refused, nothing stored', async (t) => {
@@ -108,7 +121,12 @@ test('Kysely and Drizzle insert a streamed File with returning(id); returning th
       const database = await api.open(name, api.scratch);
       const k = new Kysely({ dialect: new ResqDialect({ database }) });
       try {
-        await k.schema.createTable('clip').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('name', 'text').addColumn('data', 'blob').execute();
+        await k.schema
+          .createTable('clip')
+          .addColumn('id', 'integer', (c) => c.primaryKey())
+          .addColumn('name', 'text')
+          .addColumn('data', 'blob')
+          .execute();
         const f = mediaFile(5 * MB, 5);
         const kysely = await outcome(k.insertInto('clip').values({ name: 'k', data: f }).returning('id').execute());
         const kyselyAll = await outcome(k.insertInto('clip').values({ name: 'k2', data: f }).returningAll().execute());
@@ -197,7 +215,11 @@ test('generated columns: a streamed File is refused with RESQ_UNSUPPORTED and no
   assert.deepEqual(r.counts, [{ gv: 0, gs: 0 }]);
   assert.deepEqual(r.sizes, [{ gv: `${MB + 5},${5 * MB}`, gs: `${MB + 5}` }]);
   for (const table of ['gv', 'gs']) {
-    assert.deepEqual(r.reads[table], { whole: r.expected.whole, range: r.expected.range, stream: r.expected.whole, file: r.expected.whole }, table);
+    assert.deepEqual(
+      r.reads[table],
+      { whole: r.expected.whole, range: r.expected.range, stream: r.expected.whole, file: r.expected.whole },
+      table,
+    );
   }
   for (const [what, o] of Object.entries(r.past)) refused(o, 'RESQ_UNSUPPORTED', /generated columns.*query\(\)/, what);
   refused(r.missing[0], 'RESQ_NOT_FOUND', null, 'missing row');
@@ -220,7 +242,12 @@ test('a view whose INSTEAD OF trigger feeds a contentless FTS5 table refuses a s
       const big = await outcome(db.execute('INSERT INTO v(title, data) VALUES (?, ?)', ['big', mediaFile(5 * MB, 8)]));
       const counts = await db.query('SELECT (SELECT count(*) FROM base) AS base, (SELECT count(*) FROM idx_docsize) AS idx');
       const small = await outcome(db.execute('INSERT INTO v(title, data) VALUES (?, ?)', ['small', mediaFile(1000, 9)]));
-      return { big, counts, small, after: await db.query('SELECT (SELECT count(*) FROM base) AS base, (SELECT count(*) FROM idx_docsize) AS idx') };
+      return {
+        big,
+        counts,
+        small,
+        after: await db.query('SELECT (SELECT count(*) FROM base) AS base, (SELECT count(*) FROM idx_docsize) AS idx'),
+      };
     },
     MB,
   );
@@ -253,7 +280,9 @@ test('CHECK constraints, partial and expression indexes that read the streamed c
         partial: await outcome(db.execute('INSERT INTO photos(data) VALUES (?)', [mediaFile(5 * MB, 3, png)])),
         expression: await outcome(db.execute('INSERT INTO lens(data) VALUES (?)', [mediaFile(5 * MB, 4)])),
       };
-      const counts = await db.query('SELECT (SELECT count(*) FROM sized) AS sized, (SELECT count(*) FROM magic) AS magic, (SELECT count(*) FROM photos) AS photos, (SELECT count(*) FROM lens) AS lens');
+      const counts = await db.query(
+        'SELECT (SELECT count(*) FROM sized) AS sized, (SELECT count(*) FROM magic) AS magic, (SELECT count(*) FROM photos) AS photos, (SELECT count(*) FROM lens) AS lens',
+      );
       const f = mediaFile(5 * MB, 5);
       const fine = await outcome(db.execute("INSERT INTO fine(name, data) VALUES ('ok', ?)", [f]));
       const tooLong = await outcome(db.execute("INSERT INTO fine(name, data) VALUES ('much too long', ?)", [f]));

@@ -39,8 +39,13 @@ function measure(b) {
 test('every size is within its budget (size-budgets.json)', (t) => {
   for (const b of budgets.sizes) {
     const { files, bytes } = measure(b);
-    t.diagnostic(`${b.what}: ${bytes} bytes gzip (${files.length} file${files.length === 1 ? '' : 's'}); set at ${b.today}, budget ${b.budget}`);
-    assert.ok(bytes <= b.budget, `${b.what}: ${bytes} bytes gzip, over its budget of ${b.budget} (size-budgets.json; a commit that raises it says why)`);
+    t.diagnostic(
+      `${b.what}: ${bytes} bytes gzip (${files.length} file${files.length === 1 ? '' : 's'}); set at ${b.today}, budget ${b.budget}`,
+    );
+    assert.ok(
+      bytes <= b.budget,
+      `${b.what}: ${bytes} bytes gzip, over its budget of ${b.budget} (size-budgets.json; a commit that raises it says why)`,
+    );
   }
 });
 
@@ -51,7 +56,11 @@ test('every JS and wasm file the package exports has a budget', () => {
     .filter((f) => /\.(js|wasm)$/.test(f))
     .map((f) => f.replace(/^\.\//, ''));
   const budgeted = new Set(budgets.sizes.flatMap((b) => b.files ?? [b.graph]));
-  assert.deepEqual(exported.filter((f) => !budgeted.has(f)), [], 'exports without a budget');
+  assert.deepEqual(
+    exported.filter((f) => !budgeted.has(f)),
+    [],
+    'exports without a budget',
+  );
   // The graph parser finds what it should: the core's modules.
   assert.ok(graph('pkg/index.js').has('pkg/link.js') && graph('pkg/index.js').has('pkg/database.js'));
 });

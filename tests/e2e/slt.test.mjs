@@ -17,7 +17,9 @@ import { start } from './harness.mjs';
 import { inPage } from './util.mjs';
 
 const dir = resolve(import.meta.dirname, '../slt');
-const files = readdirSync(dir).filter((f) => f.endsWith('.test')).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.test'))
+  .sort();
 
 /**
  * Records where resq-wasm's answer differs from the file's, and why. Keyed
@@ -136,7 +138,8 @@ function fixed3(x) {
 /** The answer in the form the file gives it: values one per line, or their hash. */
 function answer(record, rows) {
   let rendered = rows.map((r) => r.map((v, i) => render(v, record.types[i] ?? 'T')));
-  if (record.sort === 'rowsort') rendered.sort((a, b) => (a.join('\u0000') < b.join('\u0000') ? -1 : a.join('\u0000') > b.join('\u0000') ? 1 : 0));
+  if (record.sort === 'rowsort')
+    rendered.sort((a, b) => (a.join('\u0000') < b.join('\u0000') ? -1 : a.join('\u0000') > b.join('\u0000') ? 1 : 0));
   let values = rendered.flat();
   if (record.sort === 'valuesort') values = values.sort();
   const hashed = /^\d+ values hashing to [0-9a-f]{32}$/.test(record.expected[0] ?? '');
@@ -182,12 +185,14 @@ for (const file of files) {
       if (key in KNOWN_DIVERGENCES) {
         const want = KNOWN_DIVERGENCES[key];
         if (!got?.error) return failures.push(`${label}\n  expected the known error ${said(want)}, got ${got === null ? 'ok' : 'rows'}`);
-        if (!isDeepStrictEqual(got.error, want)) return failures.push(`${label}\n  expected the known error ${said(want)}\n  got                      ${said(got.error)}`);
+        if (!isDeepStrictEqual(got.error, want))
+          return failures.push(`${label}\n  expected the known error ${said(want)}\n  got                      ${said(got.error)}`);
         return known.push(`${label}: ${said(got.error)}`);
       }
       if (r.kind === 'statement') {
         const failed = got !== null;
-        if (failed !== (r.expect === 'error')) failures.push(`${label}\n  expected statement ${r.expect}, got ${failed ? said(got.error) : 'ok'}`);
+        if (failed !== (r.expect === 'error'))
+          failures.push(`${label}\n  expected statement ${r.expect}, got ${failed ? said(got.error) : 'ok'}`);
         return;
       }
       // An error is never an answer, not even to a query expecting no rows.

@@ -37,7 +37,11 @@ test(`soak: ${OPS} BLOB puts, gets and deletes of 1 KB–8 MB by every path; was
     async ({ open, probe }, { name, ops }) => {
       let x = 99;
       const rand = () => {
-        x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+        x ^= x << 13;
+        x >>>= 0;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        x >>>= 0;
         return x / 4294967296;
       };
       const db = await open(name);
@@ -78,7 +82,8 @@ test(`soak: ${OPS} BLOB puts, gets and deletes of 1 KB–8 MB by every path; was
           const id = ids.splice((rand() * ids.length) | 0, 1)[0];
           await db.execute('DELETE FROM s WHERE id = ?', [id]);
         }
-        if (i % Math.max(1, Math.floor(ops / 20)) === 0 || i === ops - 1) samples.push({ i, wasm: await probe(name, 'memory'), heap: await window.resqHeap() });
+        if (i % Math.max(1, Math.floor(ops / 20)) === 0 || i === ops - 1)
+          samples.push({ i, wasm: await probe(name, 'memory'), heap: await window.resqHeap() });
       }
       await db.close();
       return { samples, checked, rows: ids.length };
@@ -91,11 +96,17 @@ test(`soak: ${OPS} BLOB puts, gets and deletes of 1 KB–8 MB by every path; was
   const last = r.samples.at(-1);
   const peakHeap = Math.max(...half.map((s) => s.heap));
   const measured = warm.heap !== null;
-  t.diagnostic(`ops ${OPS}, reads checked ${r.checked}, rows at the end ${r.rows}; wasm memory MB by sample: ${r.samples.map((s) => mb(s.wasm)).join(' ')}; page heap MB (after GC): ${measured ? r.samples.map((s) => mb(s.heap)).join(' ') : 'not measured'}`);
+  t.diagnostic(
+    `ops ${OPS}, reads checked ${r.checked}, rows at the end ${r.rows}; wasm memory MB by sample: ${r.samples.map((s) => mb(s.wasm)).join(' ')}; page heap MB (after GC): ${measured ? r.samples.map((s) => mb(s.heap)).join(' ') : 'not measured'}`,
+  );
   assert.ok(last.wasm <= CEILING, `wasm memory ${mb(last.wasm)} MB is over the 128 MB ceiling`);
   assert.equal(last.wasm, warm.wasm, `wasm memory grew after warm-up: ${mb(warm.wasm)} → ${mb(last.wasm)} MB`);
-  await t.test('the page heap stops growing after warm-up', { skip: !measured && `${h.engine}: nothing outside the browser can collect or read a page's JS heap (CDP only)` }, () => {
-    assert.ok(peakHeap < warm.heap + (32 << 20), `page heap grew after warm-up: ${mb(warm.heap)} → ${mb(peakHeap)} MB`);
-  });
+  await t.test(
+    'the page heap stops growing after warm-up',
+    { skip: !measured && `${h.engine}: nothing outside the browser can collect or read a page's JS heap (CDP only)` },
+    () => {
+      assert.ok(peakHeap < warm.heap + (32 << 20), `page heap grew after warm-up: ${mb(warm.heap)} → ${mb(peakHeap)} MB`);
+    },
+  );
   await heap.release();
 });

@@ -59,7 +59,9 @@ test('three tabs share one database: each reads what the others wrote, and a wat
   // Each delivery differs from the one before it: unchanged results never arrive.
   for (let i = 1; i < seen.length; i++) assert.notDeepEqual(seen[i], seen[i - 1]);
   assert.ok(seen.length <= 5, `${seen.length} deliveries for 4 changes`);
-  const everywhere = await Promise.all([a, b, c].map((p) => inPage(p, async () => (await db.query('SELECT v FROM t ORDER BY id')).map((r) => r.v))));
+  const everywhere = await Promise.all(
+    [a, b, c].map((p) => inPage(p, async () => (await db.query('SELECT v FROM t ORDER BY id')).map((r) => r.v))),
+  );
   for (const rows of everywhere) assert.deepEqual(rows, ['a1', 'a2', 'c1', 'b1']);
   await Promise.all([a, b, c].map((p) => p.close()));
 });
@@ -112,7 +114,9 @@ test('the leading tab closes mid-stream of writes: calls in flight reject with R
   });
   assert.equal(counts.at(-1), rows.length, "the follower's watch kept up through the failover");
   const gaps = [rb, rc].map((r) => Math.max(...r.times.slice(1).map((x, i) => x - r.times[i])));
-  t.diagnostic(`writes acknowledged ${rb.ok.length + rc.ok.length}, rejected RESQ_WORKER_DIED ${died.size}, longest pause in a writer ${Math.max(...gaps).toFixed(0)} ms`);
+  t.diagnostic(
+    `writes acknowledged ${rb.ok.length + rc.ok.length}, rejected RESQ_WORKER_DIED ${died.size}, longest pause in a writer ${Math.max(...gaps).toFixed(0)} ms`,
+  );
   await Promise.all([b.close(), c.close()]);
 });
 
@@ -128,7 +132,11 @@ test('model check over two tabs with a failover in the middle: every row as the 
       async (_, { tab, ops, seed }) => {
         let x = seed;
         const rand = (n) => {
-          x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+          x ^= x << 13;
+          x >>>= 0;
+          x ^= x >>> 17;
+          x ^= x << 5;
+          x >>>= 0;
           return x % n;
         };
         const m = new Map();
@@ -137,7 +145,11 @@ test('model check over two tabs with a failover in the middle: every row as the 
           const id = `${tab}-${rand(30)}`;
           const v = i;
           const op = !m.has(id) ? 'insert' : rand(3) === 0 ? 'delete' : 'update';
-          const sql = { insert: 'INSERT INTO m(id, v) VALUES (?1, ?2)', update: 'UPDATE m SET v = ?2 WHERE id = ?1', delete: 'DELETE FROM m WHERE id = ?1 AND ?2 IS NOT NULL' }[op];
+          const sql = {
+            insert: 'INSERT INTO m(id, v) VALUES (?1, ?2)',
+            update: 'UPDATE m SET v = ?2 WHERE id = ?1',
+            delete: 'DELETE FROM m WHERE id = ?1 AND ?2 IS NOT NULL',
+          }[op];
           try {
             await db.execute(sql, [id, v]);
             if (op === 'delete') m.delete(id);
@@ -171,7 +183,9 @@ test('model check over two tabs with a failover in the middle: every row as the 
     assert.deepEqual(r.diverged, []);
     assert.deepEqual(r.missing, []);
   }
-  t.diagnostic(`tab b: 600 operations, ${rb.died} rejected RESQ_WORKER_DIED and settled; tab c (joined after the failover): 300 operations`);
+  t.diagnostic(
+    `tab b: 600 operations, ${rb.died} rejected RESQ_WORKER_DIED and settled; tab c (joined after the failover): 300 operations`,
+  );
   await Promise.all([b.close(), c.close()]);
 });
 
@@ -196,7 +210,11 @@ test('transactions from different tabs never interleave; a follower that closes 
   const [aDone, bDone] = await Promise.all([inA, inB]);
   assert.deepEqual(bDone.seen, ['a1', 'a2'], "B's read waited for A's commit");
   assert.ok(bDone.at >= aDone - 5, "B's calls completed after A's commit");
-  assert.deepEqual(await inPage(a, async () => (await db.query('SELECT who FROM log ORDER BY rowid')).map((r) => r.who)), ['a1', 'a2', 'b1']);
+  assert.deepEqual(await inPage(a, async () => (await db.query('SELECT who FROM log ORDER BY rowid')).map((r) => r.who)), [
+    'a1',
+    'a2',
+    'b1',
+  ]);
   // B opens a transaction and its tab closes inside it.
   await inPage(b, async () => {
     void db.transaction(async (tx) => {
@@ -223,7 +241,8 @@ test('a follower tab stores a File, reads it back with blobFile, blobStream and 
     const size = 6 << 20; // above the 4 MB stream limit
     const bytes = new Uint8Array(size);
     for (let i = 0; i < size; i += 4093) bytes[i] = (i / 4093) & 255;
-    const hex = async (buf) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', buf)), (v) => v.toString(16).padStart(2, '0')).join('');
+    const hex = async (buf) =>
+      Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', buf)), (v) => v.toString(16).padStart(2, '0')).join('');
     const want = await hex(bytes);
     await db.execute('INSERT INTO f(id, data) VALUES (1, ?)', [new File([bytes], 'v.bin')]);
     const staged = await db.stageBlob();
@@ -341,7 +360,12 @@ test('20 reloads in a row never surface an error, alone and with a second tab op
     // The database is open, a write just resolved: reload at once.
     await inPage(page, async (_, i) => db.execute('INSERT INTO r VALUES (?)', [i]), i);
     await page.reload();
-    const r = await inPage(page, async ({ outcome, open }, name) => outcome(open(name).then(async (d) => ((globalThis.db = d), (await d.query('SELECT count(*) AS n FROM r'))[0].n))), name);
+    const r = await inPage(
+      page,
+      async ({ outcome, open }, name) =>
+        outcome(open(name).then(async (d) => ((globalThis.db = d), (await d.query('SELECT count(*) AS n FROM r'))[0].n))),
+      name,
+    );
     if (!r.ok) errors.push(`reload ${i + 1}: ${r.error.code} ${r.error.message}`);
     else assert.equal(r.value, i + 1, `after reload ${i + 1}`);
   }
@@ -366,7 +390,10 @@ test("a leader tab whose main thread is busy does not hold up a follower's calls
     return performance.timeOrigin + performance.now();
   });
   const [, unblocked] = await blocked;
-  assert.ok(done < unblocked, `the follower's 20 writes finished ${(done - unblocked).toFixed(0)} ms after the leader's page was free again`);
+  assert.ok(
+    done < unblocked,
+    `the follower's 20 writes finished ${(done - unblocked).toFixed(0)} ms after the leader's page was free again`,
+  );
   await Promise.all([a.close(), b.close()]);
 });
 

@@ -108,7 +108,9 @@ test("a transaction begun with execute('BEGIN') that keeps another tab waiting i
   await Promise.all([a.close(), b.close()]);
 });
 
-test('a db call awaited inside transaction() (a same-page deadlock) ends with RESQ_TIMEOUT, then runs; the database works on', { opfs: false }, async (t) => {
+test('a db call awaited inside transaction() (a same-page deadlock) ends with RESQ_TIMEOUT, then runs; the database works on', {
+  opfs: false,
+}, async (t) => {
   const name = dbName(t);
   const got = await inPage(
     h.page,
@@ -187,7 +189,9 @@ test('200 open/close cycles in a following tab leave the leader holding none of 
   await Promise.all([a.close(), b.close()]);
 });
 
-test('executeBatch of 100 Files of 3 MB reads them in bounded parts, in one transaction, every byte in place', { opfs: false }, async (t) => {
+test('executeBatch of 100 Files of 3 MB reads them in bounded parts, in one transaction, every byte in place', {
+  opfs: false,
+}, async (t) => {
   const name = dbName(t);
   const got = await inPage(
     h.page,

@@ -106,7 +106,10 @@ let counter = 0;
 
 /** A database name no other test uses: a counter plus the test's name. */
 export function dbName(t, suffix = 'db') {
-  const slug = t.name.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 40);
+  const slug = t.name
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
+    .slice(0, 40);
   counter += 1;
   return `${counter}-${slug}.${suffix}`;
 }

@@ -115,8 +115,14 @@ test('executeBatch stores every value as execute does, in array sets and in obje
       await db.execute('CREATE TABLE vals(id INTEGER PRIMARY KEY, v)');
       const values = sources.map((src) => (0, eval)(`(${src})`));
       const n = values.length;
-      await db.executeBatch('INSERT INTO vals(id, v) VALUES (?, ?)', values.map((v, i) => [i, v]));
-      await db.executeBatch('INSERT INTO vals(v, id) VALUES (:v, $id)', values.map((v, i) => ({ v, id: n + i })));
+      await db.executeBatch(
+        'INSERT INTO vals(id, v) VALUES (?, ?)',
+        values.map((v, i) => [i, v]),
+      );
+      await db.executeBatch(
+        'INSERT INTO vals(v, id) VALUES (:v, $id)',
+        values.map((v, i) => ({ v, id: n + i })),
+      );
       await db.executeBatch('INSERT INTO vals(id, v) VALUES (?, ?)', [...values.map((v, i) => [2 * n + i, v]), [3 * n, new Blob(['b'])]]);
       const rows = await db.query('SELECT id, v, typeof(v) AS t FROM vals ORDER BY id');
       return rows.map((r) => plain({ v: r.v, t: r.t }));
@@ -137,7 +143,12 @@ test('executeBatch stores every value as execute does, in array sets and in obje
 test('executeBatch: a value the encoding has no place for is refused as in execute, and nothing of the batch stays', async (t) => {
   const got = await onDb(t, async (db) => {
     await db.execute('CREATE TABLE vals(id INTEGER PRIMARY KEY, v)');
-    const sets = (bad) => [[1, 'a'], [2, 'b'], [3, bad], [4, 'd']];
+    const sets = (bad) => [
+      [1, 'a'],
+      [2, 'b'],
+      [3, bad],
+      [4, 'd'],
+    ];
     const cases = {
       short: '\uD800 lone',
       long: 'x'.repeat(100) + '\uDC00',
@@ -154,7 +165,10 @@ test('executeBatch: a value the encoding has no place for is refused as in execu
         out[k] = `${e.code}: ${e.message}`;
       }
     }
-    out.key = await db.executeBatch('INSERT INTO vals(id, v) VALUES (:id, :v)', [{ id: 1, v: 1, '\uD800': 1 }]).then(() => 'stored', (e) => `${e.code}: ${e.message}`);
+    out.key = await db.executeBatch('INSERT INTO vals(id, v) VALUES (:id, :v)', [{ id: 1, v: 1, '\uD800': 1 }]).then(
+      () => 'stored',
+      (e) => `${e.code}: ${e.message}`,
+    );
     out.rows = (await db.query('SELECT count(*) AS n FROM vals'))[0].n;
     await db.executeBatch('INSERT INTO vals(id, v) VALUES (?, ?)', sets('c'));
     out.after = (await db.query('SELECT count(*) AS n FROM vals'))[0].n;
@@ -192,7 +206,8 @@ test('JSON.parse(queryBytes) equals query, except BLOB (base64) and bigint colum
     assert.deepEqual(Object.keys(fromJson), Object.keys(row), `row ${i}: same keys, same order`);
     for (const [k, v] of Object.entries(row)) {
       if (v?.bytes) assert.equal(fromJson[k], Buffer.from(v.bytes).toString('base64'), `row ${i}.${k}`);
-      else if (v?.bigint) assert.equal(fromJson[k], Number(v.bigint), `row ${i}.${k}`); // JSON.parse rounds; digits checked below
+      else if (v?.bigint)
+        assert.equal(fromJson[k], Number(v.bigint), `row ${i}.${k}`); // JSON.parse rounds; digits checked below
       else if (v?.number === '-0') assert.ok(Object.is(fromJson[k], -0), `row ${i}.${k}`);
       else assert.deepEqual(fromJson[k], v, `row ${i}.${k}`);
     }
@@ -231,7 +246,11 @@ test('BLOBs around the transfer threshold and of 1 MB come back byte for byte', 
 
 test('values reach 2 GiB − 1: SQL has the limit, and a File or SQL value one byte over is SQLITE_TOOBIG naming it, with nothing stored', async (t) => {
   const got = await onDb(t, async (db) => {
-    const fail = (p) => p.then(() => 'resolved', (e) => ({ code: e.code, errno: e.errno, message: e.message }));
+    const fail = (p) =>
+      p.then(
+        () => 'resolved',
+        (e) => ({ code: e.code, errno: e.errno, message: e.message }),
+      );
     await db.execute('CREATE TABLE m(id INTEGER PRIMARY KEY, data BLOB)');
     const [{ n }] = await db.query('SELECT length(zeroblob(2147483647)) AS n');
     // 2 GiB as 2,048 references to one MiB: the browser copies nothing.
@@ -382,7 +401,11 @@ test('transfer(bytes) hands the buffer over: it is detached, and the bytes are s
     }
     const ab = new Uint8Array([5, 6]).buffer;
     await db.execute('INSERT INTO b(id, data) VALUES (100, ?)', [transfer(ab)]);
-    out.push({ kind: 'ArrayBuffer', detached: ab.detached, stored: Array.from((await db.query('SELECT data FROM b WHERE id = 100'))[0].data) });
+    out.push({
+      kind: 'ArrayBuffer',
+      detached: ab.detached,
+      stored: Array.from((await db.query('SELECT data FROM b WHERE id = 100'))[0].data),
+    });
     // Passing the detached bytes again is a bad parameter, and nothing runs.
     const gone = new Uint8Array([1, 2]);
     await db.execute('INSERT INTO b(data) VALUES (?)', [transfer(gone)]);

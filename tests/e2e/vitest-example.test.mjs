@@ -35,7 +35,12 @@ after(() => {
 });
 
 test('the Vitest browser-mode example passes against the packed package', { skip }, () => {
-  const r = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', '--reporter=verbose'], { cwd: dir, encoding: 'utf8', env: { ...process.env, CI: '1', NO_COLOR: '1', FORCE_COLOR: '0' }, timeout: 180_000 });
+  const r = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', '--reporter=verbose'], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, CI: '1', NO_COLOR: '1', FORCE_COLOR: '0' },
+    timeout: 180_000,
+  });
   const out = `${r.stdout}\n${r.stderr}`;
   assert.equal(r.status, 0, out);
   assert.match(out, /Tests\s+2 passed/, out);

@@ -46,10 +46,12 @@ test('watch: rows now, then after each commit that changes them; not for rollbac
         await tx.execute('INSERT INTO a(v) VALUES (3)');
       });
       await until(() => seen.length === 3);
-      await db.transaction(async (tx) => {
-        await tx.execute('INSERT INTO a(v) VALUES (99)');
-        throw new Error('undo');
-      }).catch(() => {});
+      await db
+        .transaction(async (tx) => {
+          await tx.execute('INSERT INTO a(v) VALUES (99)');
+          throw new Error('undo');
+        })
+        .catch(() => {});
       await db.execute('INSERT INTO b VALUES (1)');
       await db.execute('UPDATE a SET v = v');
       await db.executeBatch('INSERT INTO a(v) VALUES (?)', [[4], [5]]);
@@ -101,7 +103,10 @@ test('watchBytes gives the JSON bytes; the iterator form yields the newest rows;
     { name: dbName(t), until: until.toString() },
   );
   assert.deepEqual(r.texts, ['[]', '[{"v":1}]', '[{"v":1},{"v":"AP8="}]']);
-  assert.deepEqual(r.twins, [[0, 1, 2], [0, 1, 2]]);
+  assert.deepEqual(r.twins, [
+    [0, 1, 2],
+    [0, 1, 2],
+  ]);
   assert.equal(r.iterated[0], 0);
   assert.equal(r.iterated.at(-1), 2);
 });
@@ -158,7 +163,9 @@ test('watch bad input: invalid SQL, a write, two statements and a Blob parameter
     },
     { name: dbName(t), until: until.toString() },
   );
-  const codes = Object.fromEntries(Object.entries(r.refused).map(([k, v]) => [k, [v.ok, v.error?.code, v.error?.isResqError, v.iterError]]));
+  const codes = Object.fromEntries(
+    Object.entries(r.refused).map(([k, v]) => [k, [v.ok, v.error?.code, v.error?.isResqError, v.iterError]]),
+  );
   assert.deepEqual(codes, {
     invalid: [false, 'SQLITE_ERROR', true, 'SQLITE_ERROR'],
     noTable: [false, 'SQLITE_ERROR', true, 'SQLITE_ERROR'],

@@ -33,7 +33,9 @@ function freePort() {
 /** Starts Xvfb on a display it picks (-displayfd); resolves with { display, process }. */
 function startXvfb() {
   return new Promise((resolve, reject) => {
-    const xvfb = spawn('Xvfb', ['-displayfd', '3', '-screen', '0', '1280x800x24', '-nolisten', 'tcp'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe'] });
+    const xvfb = spawn('Xvfb', ['-displayfd', '3', '-screen', '0', '1280x800x24', '-nolisten', 'tcp'], {
+      stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
+    });
     let out = '';
     xvfb.on('error', reject);
     xvfb.on('exit', (code) => reject(new Error(`Xvfb exited (${code}) before it named its display`)));
@@ -203,7 +205,11 @@ export class WebKitPage {
 export async function launchWebKit() {
   const xvfb = await startXvfb();
   const port = await freePort();
-  const driver = spawn('WebKitWebDriver', [`--port=${port}`], { stdio: 'ignore', env: { ...process.env, DISPLAY: xvfb.display }, detached: true });
+  const driver = spawn('WebKitWebDriver', [`--port=${port}`], {
+    stdio: 'ignore',
+    env: { ...process.env, DISPLAY: xvfb.display },
+    detached: true,
+  });
   // The driver leads a process group of its own, with MiniBrowser and its
   // web processes: one signal ends them all. A test that fails before its
   // close() leaves them to this process's exit, which they must not outlive

@@ -27,7 +27,8 @@ async fn open_with(schema: &str) -> Connection {
 
 #[wasm_bindgen_test]
 async fn take_changed_names_committed_tables_once() {
-    let mut db = open_with("CREATE TABLE t(id INTEGER PRIMARY KEY, x); CREATE TABLE Photos(id INTEGER PRIMARY KEY, x)").await;
+    let mut db =
+        open_with("CREATE TABLE t(id INTEGER PRIMARY KEY, x); CREATE TABLE Photos(id INTEGER PRIMARY KEY, x)").await;
     assert_eq!(taken(&mut db), Vec::<String>::new());
     exec(&mut db, "INSERT INTO t(x) VALUES (?)", params(&[num(1.0)]));
     assert_eq!(taken(&mut db), ["t"]);
@@ -160,13 +161,21 @@ async fn take_changed_through_savepoints() {
     assert_eq!(taken(&mut db), ["t"]);
     // A savepoint rolled back, then the transaction rolled back: nothing,
     // then or at the next commit.
-    exec(&mut db, "BEGIN; SAVEPOINT a; INSERT INTO u VALUES (1); ROLLBACK TO a; RELEASE a; ROLLBACK", JsValue::UNDEFINED);
+    exec(
+        &mut db,
+        "BEGIN; SAVEPOINT a; INSERT INTO u VALUES (1); ROLLBACK TO a; RELEASE a; ROLLBACK",
+        JsValue::UNDEFINED,
+    );
     exec(&mut db, "INSERT INTO t VALUES (0)", JsValue::UNDEFINED);
     assert_eq!(taken(&mut db), ["t"]);
     // ROLLBACK TO a savepoint of the caller's own fires no hook: its table
     // stays pending and is named though no row of it changed in the end (a
     // spurious name, documented; the watcher's hash comparison absorbs it).
-    exec(&mut db, "BEGIN; INSERT INTO t VALUES (3); SAVEPOINT a; INSERT INTO u VALUES (1); ROLLBACK TO a; COMMIT", JsValue::UNDEFINED);
+    exec(
+        &mut db,
+        "BEGIN; INSERT INTO t VALUES (3); SAVEPOINT a; INSERT INTO u VALUES (1); ROLLBACK TO a; COMMIT",
+        JsValue::UNDEFINED,
+    );
     assert_eq!(taken(&mut db), ["t", "u"]);
     assert_eq!(scalar(&mut db, "SELECT count(*) AS n FROM u"), "0");
 }
@@ -327,7 +336,10 @@ async fn query_tables_takes_one_read_only_query() {
         expect_bad_param(db.query_tables(sql), "one query");
     }
     // Nothing ran.
-    assert_eq!(json_of(&mut db, "SELECT count(*) AS n, (SELECT count(*) FROM sqlite_schema) AS s FROM t"), r#"[{"n":0,"s":1}]"#);
+    assert_eq!(
+        json_of(&mut db, "SELECT count(*) AS n, (SELECT count(*) FROM sqlite_schema) AS s FROM t"),
+        r#"[{"n":0,"s":1}]"#
+    );
     assert_no_transaction(&mut db);
     // SQLite's own errors, as other calls give them.
     let e = db.query_tables("SELEC 1").expect_err("syntax error");
@@ -343,7 +355,9 @@ async fn query_tables_takes_one_read_only_query() {
 
 /// `watchQuery`: `(hash, value)`, or `None` for `null`.
 fn watch(db: &mut Connection, sql: &str, p: JsValue, bytes: bool, previous: &str) -> Option<(String, JsValue)> {
-    let r = db.watch_query(sql, p, bytes, previous).unwrap_or_else(|e| panic!("watchQuery {sql:?} failed: {}", describe(&e)));
+    let r = db
+        .watch_query(sql, p, bytes, previous)
+        .unwrap_or_else(|e| panic!("watchQuery {sql:?} failed: {}", describe(&e)));
     if r.is_null() {
         return None;
     }
@@ -383,7 +397,10 @@ async fn watch_query_bytes_answers_null_while_unchanged() {
     exec(&mut db, "INSERT INTO t VALUES (2, 'b')", JsValue::UNDEFINED);
     let (h2, value) = watch(&mut db, sql, p(), true, &h1).expect("changed");
     assert_ne!(h2, h1);
-    assert_eq!(String::from_utf8(value.dyn_into::<Uint8Array>().unwrap().to_vec()).unwrap(), r#"[{"id":1,"x":"a"},{"id":2,"x":"b"}]"#);
+    assert_eq!(
+        String::from_utf8(value.dyn_into::<Uint8Array>().unwrap().to_vec()).unwrap(),
+        r#"[{"id":1,"x":"a"},{"id":2,"x":"b"}]"#
+    );
     assert!(watch(&mut db, sql, p(), true, &h2).is_none());
     // Other parameters, other rows.
     assert_ne!(watch(&mut db, sql, params(&[num(2.0)]), true, &h2).expect("other rows").0, h2);
@@ -398,7 +415,11 @@ async fn watch_query_rows_hashes_every_part() {
     const THRESHOLD: usize = 8;
     let mut db = open_mem(THRESHOLD as f64).await;
     exec(&mut db, "CREATE TABLE f(id INTEGER PRIMARY KEY, small, big, n)", JsValue::UNDEFINED);
-    exec(&mut db, "INSERT INTO f VALUES (1, ?, ?, ?)", params(&[bytes(&[1, 2, 3]), bytes(&[7; 3 * THRESHOLD]), big(i64::MAX)]));
+    exec(
+        &mut db,
+        "INSERT INTO f VALUES (1, ?, ?, ?)",
+        params(&[bytes(&[1, 2, 3]), bytes(&[7; 3 * THRESHOLD]), big(i64::MAX)]),
+    );
     let sql = "SELECT small, big, n FROM f";
     let (h1, value) = watch(&mut db, sql, JsValue::UNDEFINED, false, "").expect("a first result");
     let want = rows_parts(&db.query(sql, JsValue::UNDEFINED).expect("query"));
@@ -421,7 +442,8 @@ async fn watch_query_rows_hashes_every_part() {
         "UPDATE f SET big = small, small = NULL",
     ] {
         exec(&mut db, change, JsValue::UNDEFINED);
-        let (h, value) = watch(&mut db, sql, JsValue::UNDEFINED, false, &last).unwrap_or_else(|| panic!("{change}: a new result"));
+        let (h, value) =
+            watch(&mut db, sql, JsValue::UNDEFINED, false, &last).unwrap_or_else(|| panic!("{change}: a new result"));
         assert_ne!(h, last, "{change}");
         assert_eq!(rows_parts(&value), rows_parts(&db.query(sql, JsValue::UNDEFINED).unwrap()), "{change}");
         assert!(watch(&mut db, sql, JsValue::UNDEFINED, false, &h).is_none(), "{change}: then null");

@@ -137,7 +137,10 @@ async fn open_memory_and_close() {
 
 #[wasm_bindgen_test]
 async fn open_rejects_unknown_storage() {
-    let e = Connection::open("x.db".into(), "indexeddb".into(), 1024.0, JsValue::UNDEFINED).await.err().expect("unknown storage fails");
+    let e = Connection::open("x.db".into(), "indexeddb".into(), 1024.0, JsValue::UNDEFINED)
+        .await
+        .err()
+        .expect("unknown storage fails");
     let (code, _, message) = error_parts(&e);
     assert_eq!(code, "RESQ_BAD_PARAM");
     assert!(message.contains("indexeddb"), "{message}");
@@ -153,7 +156,8 @@ async fn execute_returns_changes_and_last_insert_rowid() {
     assert_eq!(figures(&r), (1.0, 1.0));
     let r = exec(&mut db, "INSERT INTO t(name) VALUES (?), (?)", params(&[text("b"), text("c")]));
     assert_eq!(figures(&r), (2.0, 3.0));
-    let r = exec(&mut db, "INSERT INTO t(id, name) VALUES (:id, :name)", named(&[("name", text("d")), ("id", num(10.0))]));
+    let r =
+        exec(&mut db, "INSERT INTO t(id, name) VALUES (:id, :name)", named(&[("name", text("d")), ("id", num(10.0))]));
     assert_eq!(figures(&r), (1.0, 10.0));
     let r = exec(&mut db, "UPDATE t SET name = upper(name) WHERE id < ?", params(&[num(3.0)]));
     assert_eq!(get(&r, "changes").as_f64(), Some(2.0));
@@ -186,7 +190,10 @@ async fn execute_script_without_params_runs_every_statement() {
     assert_eq!(figures(&r), (2.0, 3.0));
     assert_eq!(scalar(&mut db, "SELECT count(*) AS n FROM m"), "3");
     // With parameters, exactly one statement.
-    expect_bad_param(db.execute("INSERT INTO m VALUES (?); INSERT INTO m VALUES (?)", params(&[num(1.0), num(2.0)])), "one statement");
+    expect_bad_param(
+        db.execute("INSERT INTO m VALUES (?); INSERT INTO m VALUES (?)", params(&[num(1.0), num(2.0)])),
+        "one statement",
+    );
     assert_eq!(scalar(&mut db, "SELECT count(*) AS n FROM m"), "3");
 }
 
@@ -298,7 +305,10 @@ async fn query_returns_fixups_for_blobs_and_bigints() {
     // Own buffers are whole buffers, outside wasm memory (transferable).
     assert_eq!(b0.byte_offset(), 0);
     assert_eq!(b0.buffer().byte_length(), at.len() as u32);
-    assert_ne!(JsValue::from(b0.buffer()), JsValue::from(wasm_bindgen::memory().unchecked_into::<js_sys::WebAssembly::Memory>().buffer()));
+    assert_ne!(
+        JsValue::from(b0.buffer()),
+        JsValue::from(wasm_bindgen::memory().unchecked_into::<js_sys::WebAssembly::Memory>().buffer())
+    );
 
     // The same cells through queryBytes: base64, integers with all digits.
     assert_eq!(
@@ -517,12 +527,7 @@ async fn cached_statement_follows_schema_changes() {
     let after_rename_query = String::from_utf8(get(&objects, "json").unchecked_into::<Uint8Array>().to_vec()).unwrap();
     assert_eq!(
         [after_drop.as_str(), &after_add, &after_rename, &after_rename_query],
-        [
-            r#"[{"b":2,"c":3}]"#,
-            r#"[{"b":2,"c":3,"d":4}]"#,
-            r#"[{"bee":2,"c":3,"d":4}]"#,
-            r#"[{"bee":2,"c":3,"d":4}]"#,
-        ],
+        [r#"[{"b":2,"c":3}]"#, r#"[{"b":2,"c":3,"d":4}]"#, r#"[{"bee":2,"c":3,"d":4}]"#, r#"[{"bee":2,"c":3,"d":4}]"#,],
         "a cached `SELECT *` after DROP COLUMN, ADD COLUMN, RENAME COLUMN (queryBytes ×3, query)"
     );
 }
@@ -581,7 +586,10 @@ async fn values_reach_two_gib_minus_one_and_one_byte_more_is_too_big_naming_the_
     let e = db.execute("INSERT INTO t(data) VALUES (?)", params(&[over.into()])).expect_err("over the limit");
     let (code, errno, message) = error_parts(&e);
     assert_eq!((code.as_str(), errno), ("SQLITE_TOOBIG", Some(18.0)));
-    assert!(message.contains("parameter 1: the value is 2147483648 bytes, over the limit of 2147483647 bytes"), "{message}");
+    assert!(
+        message.contains("parameter 1: the value is 2147483648 bytes, over the limit of 2147483647 bytes"),
+        "{message}"
+    );
     assert_eq!(scalar(&mut db, "SELECT count(*) AS n FROM t"), "0");
     exec(&mut db, "INSERT INTO t(data) VALUES (?)", params(&[bytes(&[1, 2, 3])]));
     assert_eq!(scalar(&mut db, "SELECT count(*) AS n FROM t"), "1");

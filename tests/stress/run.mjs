@@ -22,7 +22,10 @@ import { resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '../..');
 const SUITES = {
-  powerloss: { file: 'tests/e2e/powerloss.test.mjs', env: { RESQ_POWERLOSS_IMAGES: '10000', RESQ_POWERLOSS_PAGE_SIZES: '4096,8192,65536' } },
+  powerloss: {
+    file: 'tests/e2e/powerloss.test.mjs',
+    env: { RESQ_POWERLOSS_IMAGES: '10000', RESQ_POWERLOSS_PAGE_SIZES: '4096,8192,65536' },
+  },
   quota: { file: 'tests/e2e/quota.test.mjs', env: {} },
   soak: { file: 'tests/e2e/soak.test.mjs', env: { RESQ_SOAK_OPS: '20000' } },
   kill: { file: 'tests/e2e/kill.test.mjs', env: { RESQ_KILL_TRIALS: '300' } },
@@ -51,12 +54,17 @@ const out = resolve(root, 'tests/stress/results');
 /** Results and figures of one suite's TAP output, as a latest.md section. */
 function section(name, tap, when, minutes) {
   const lines = tap.split('\n');
-  const results = lines.filter((l) => /^(not )?ok \d+ - /.test(l)).map((l) => l.replace(/^(not ok|ok) \d+ - /, (_, s) => (s === 'ok' ? '✔ ' : '✖ ')));
+  const results = lines
+    .filter((l) => /^(not )?ok \d+ - /.test(l))
+    .map((l) => l.replace(/^(not ok|ok) \d+ - /, (_, s) => (s === 'ok' ? '✔ ' : '✖ ')));
   // The tests' own figures: their `t.diagnostic` lines (TAP comments), not
   // the runner's summary or subtest headers.
   const summary = /^# (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) \d/;
   const figures = lines.filter((l) => /^\s*# /.test(l) && !summary.test(l) && !/# Subtest:/.test(l)).map((l) => l.trim().slice(2));
-  const env = Object.entries(SUITES[name].env).map(([k, v]) => `${k}=${v}`).join(' ') || 'as in npm test';
+  const env =
+    Object.entries(SUITES[name].env)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ') || 'as in npm test';
   const passed = results.filter((l) => l.startsWith('✔')).length;
   const tally = `${results.length} tests: ${passed} passed, ${results.length - passed} failed`;
   return `## ${name}\n\n${when} · ${minutes} · ${env} · ${tally}\n\n${results.map((l) => `- ${l}`).join('\n')}\n\n${figures.map((l) => `    ${l}`).join('\n')}\n`;
@@ -75,7 +83,10 @@ function writeLatest() {
 // `--render`: rebuild the sections from the saved TAP, running nothing.
 if (process.argv[2] === '--render') {
   for (const name of Object.keys(SUITES).filter((n) => existsSync(resolve(out, `${n}.tap`)))) {
-    writeFileSync(resolve(out, `${name}.md`), section(name, readFileSync(resolve(out, `${name}.tap`), 'utf8'), `rendered from ${name}.tap`, 'time not recorded'));
+    writeFileSync(
+      resolve(out, `${name}.md`),
+      section(name, readFileSync(resolve(out, `${name}.tap`), 'utf8'), `rendered from ${name}.tap`, 'time not recorded'),
+    );
   }
   writeLatest();
   process.exit(0);

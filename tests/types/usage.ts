@@ -38,7 +38,11 @@ export async function opening(): Promise<Database> {
   const storage: Storage = 'opfs';
   const options: OpenOptions = { storage, blobTransferThreshold: DEFAULT_BLOB_TRANSFER_THRESHOLD };
   const threshold: number = DEFAULT_BLOB_TRANSFER_THRESHOLD;
-  const mem: Database = await open(':memory:', { storage: 'memory', blobTransferThreshold: Infinity, transactionTimeout: DEFAULT_TRANSACTION_TIMEOUT * 2 });
+  const mem: Database = await open(':memory:', {
+    storage: 'memory',
+    blobTransferThreshold: Infinity,
+    transactionTimeout: DEFAULT_TRANSACTION_TIMEOUT * 2,
+  });
   await mem.close();
   // @ts-expect-error: an option the package does not know
   await open('x.db', { storge: 'memory' });

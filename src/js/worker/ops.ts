@@ -134,7 +134,8 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
   },
   blobStreamRead(req, transfer, from) {
     // Another caller's session is as unknown to this one as an ended one.
-    if (!from.sessions.has(req.session)) throw refusal('RESQ_BAD_PARAM', 'this blob stream has ended (cancelled, finished, or one of too many left open)');
+    if (!from.sessions.has(req.session))
+      throw refusal('RESQ_BAD_PARAM', 'this blob stream has ended (cancelled, finished, or one of too many left open)');
     const bytes = connection().blobStreamRead(req.session, req.offset, req.length);
     transfer.push(bytes.buffer);
     return bytes;
@@ -217,10 +218,18 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     // A plain database made plain is left as it is.
     if (req.key === null && !db.key) return null;
     const key = req.key === null ? null : keyBytes(req.key);
-    if (req.key !== null && !key) throw refusal('RESQ_BAD_PARAM', 'rekey() takes a passphrase (a non-empty string, valid Unicode), 32 raw bytes (a Uint8Array), or null to decrypt');
+    if (req.key !== null && !key)
+      throw refusal(
+        'RESQ_BAD_PARAM',
+        'rekey() takes a passphrase (a non-empty string, valid Unicode), 32 raw bytes (a Uint8Array), or null to decrypt',
+      );
     if (key && !db.key && !cipher) {
       // The tab that leads starts the next worker, and keeps the lead meanwhile.
-      if (!from.page) throw refusal('RESQ_UNSUPPORTED', 'rekey(key) of a plain database runs in the tab that leads it (whose worker holds the file): call it there, or close the other tabs first');
+      if (!from.page)
+        throw refusal(
+          'RESQ_UNSUPPORTED',
+          'rekey(key) of a plain database runs in the tab that leads it (whose worker holds the file): call it there, or close the other tabs first',
+        );
       return moveToCiphers(c, from, cx);
     }
     c.rekey(req.key);
@@ -253,7 +262,11 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
  * RESQ_CLOSED; the page's link sends its own again.
  */
 async function moveToCiphers(c: Engine, from: Caller, cx: Context): Promise<'moved'> {
-  if (c.transactionOpen()) throw refusal('RESQ_BAD_PARAM', 'rekey() rewrites every page in a transaction of its own: end the open transaction (COMMIT or ROLLBACK) first');
+  if (c.transactionOpen())
+    throw refusal(
+      'RESQ_BAD_PARAM',
+      'rekey() rewrites every page in a transaction of its own: end the open transaction (COMMIT or ROLLBACK) first',
+    );
   c.encryptable();
   db.conn = null;
   c.close();
@@ -305,7 +318,12 @@ const NAMES = new Set(['table', 'column']);
  * closed the database: a following tab's request is left unanswered; that
  * tab sends it on to the next leader (link.ts), which looks it up first.
  */
-export async function handle(from: Caller, req: Request, cx: Context, open: (req: Requests['open'], from: Caller) => Promise<null>): Promise<void> {
+export async function handle(
+  from: Caller,
+  req: Request,
+  cx: Context,
+  open: (req: Requests['open'], from: Caller) => Promise<null>,
+): Promise<void> {
   if (db.closedByPage && !from.page) return;
   const transfer: Transferable[] = [];
   let value: unknown;
@@ -333,12 +351,19 @@ function post(to: Caller, reply: { id: number; ok: false; error: WireError }): v
   }
 }
 
-async function answer(from: Caller, req: Request, transfer: Transferable[], cx: Context, open: (req: Requests['open'], from: Caller) => Promise<null>): Promise<unknown> {
+async function answer(
+  from: Caller,
+  req: Request,
+  transfer: Transferable[],
+  cx: Context,
+  open: (req: Requests['open'], from: Caller) => Promise<null>,
+): Promise<unknown> {
   const fields = req as unknown as Record<string, unknown>;
   for (const f of (STRING_FIELDS[req.op] ?? []) as string[]) {
     const v = fields[f];
     if (NAMES.has(f) && (typeof v !== 'string' || v === '')) throw refusal('RESQ_BAD_PARAM', `${req.op}: ${f} must be a non-empty name`);
-    if (typeof v !== 'string') throw refusal('RESQ_BAD_PARAM', `${req.op}: ${f} must be a string${f === 'type' ? ' (a MIME type such as "video/webm")' : ''}`);
+    if (typeof v !== 'string')
+      throw refusal('RESQ_BAD_PARAM', `${req.op}: ${f} must be a string${f === 'type' ? ' (a MIME type such as "video/webm")' : ''}`);
   }
   if (req.op === 'fail') throw req.error;
   if (req.op === 'open') return open(req, from);
@@ -373,7 +398,10 @@ function expiry(from: Caller, req: Request): typeof ENDED | undefined {
   const end = r.txn ? (r.txn === 'begin' ? '' : r.txn) : typeof r.sql === 'string' ? endsTransaction(r.sql) : '';
   if (end === 'commit' || end === 'rollback') from.expired = false;
   if (end === 'rollback') return ENDED;
-  throw refusal('RESQ_TIMEOUT', 'this transaction was rolled back: it kept other calls waiting without making a call of its own for longer than transactionTimeout');
+  throw refusal(
+    'RESQ_TIMEOUT',
+    'this transaction was rolled back: it kept other calls waiting without making a call of its own for longer than transactionTimeout',
+  );
 }
 /** From `expiry`: a ROLLBACK of the expired transaction, which is over already (answered null, nothing runs). */
 const ENDED = Symbol('ended');

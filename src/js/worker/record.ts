@@ -67,7 +67,10 @@ function pack(op: Op, value: unknown): Uint8Array {
   if (op === 'queryBytes') return parts({ kind: 'bytes' }, [value as Uint8Array]);
   if (op === 'query') {
     const q = value as QueryResult;
-    const list = [q.json, ...(q.fixups ? [new Uint8Array(q.fixups.buffer, q.fixups.byteOffset, q.fixups.byteLength), q.side!, ...q.buffers!] : [])];
+    const list = [
+      q.json,
+      ...(q.fixups ? [new Uint8Array(q.fixups.buffer, q.fixups.byteOffset, q.fixups.byteLength), q.side!, ...q.buffers!] : []),
+    ];
     return parts({ kind: 'rows', columns: q.columns, fixups: q.fixups !== undefined }, list);
   }
   const { changes, lastInsertRowid } = value as RunResult;

@@ -46,7 +46,8 @@ function write(access: FileSystemSyncAccessHandle, bytes: Uint8Array, at: number
     if ((err as Error).name !== 'QuotaExceededError') throw err;
     n = -1;
   }
-  if (n !== bytes.byteLength) throw { code: 'RESQ_QUOTA', message: "the staged chunk does not fit: the origin's storage is full" } satisfies WireError;
+  if (n !== bytes.byteLength)
+    throw { code: 'RESQ_QUOTA', message: "the staged chunk does not fit: the origin's storage is full" } satisfies WireError;
 }
 
 /** The bytes as they are. */

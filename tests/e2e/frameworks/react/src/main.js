@@ -25,7 +25,12 @@ function List({ index, sql, params }) {
 function Media({ image, video }) {
   const img = useBlobUrl('m', 'data', image, { type: 'image/png' });
   const clip = useBlobUrl('m', 'data', video, { type: 'video/webm' });
-  return h('div', null, img && h('img', { id: 'img', src: img }), clip && h('video', { id: 'video', src: clip, muted: true, preload: 'auto' }));
+  return h(
+    'div',
+    null,
+    img && h('img', { id: 'img', src: img }),
+    clip && h('video', { id: 'video', src: clip, muted: true, preload: 'auto' }),
+  );
 }
 
 function App({ initial }) {

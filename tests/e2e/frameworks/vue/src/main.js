@@ -16,7 +16,10 @@ let app = null;
 const List = defineComponent({
   props: { index: Number },
   setup(props) {
-    const { rows, error, loading } = useQuery(() => inputs.value.sql, () => inputs.value.params);
+    const { rows, error, loading } = useQuery(
+      () => inputs.value.sql,
+      () => inputs.value.params,
+    );
     return () => {
       const text = error.value ? `error: ${error.value.code}` : loading.value ? 'loading' : rows.value.map((r) => r.s).join(',');
       if (props.index === 0) renders.push(text);
@@ -29,14 +32,22 @@ const Media = defineComponent({
   setup() {
     const img = useBlobUrl('m', 'data', () => inputs.value.media.image, { type: 'image/png' });
     const clip = useBlobUrl('m', 'data', () => inputs.value.media.video, { type: 'video/webm' });
-    return () => h('div', null, [img.value ? h('img', { id: 'img', src: img.value }) : null, clip.value ? h('video', { id: 'video', src: clip.value, muted: true, preload: 'auto' }) : null]);
+    return () =>
+      h('div', null, [
+        img.value ? h('img', { id: 'img', src: img.value }) : null,
+        clip.value ? h('video', { id: 'video', src: clip.value, muted: true, preload: 'auto' }) : null,
+      ]);
   },
 });
 
 const App = defineComponent({
   setup() {
     provideDatabase(window.db ?? open(inputs.value.name));
-    return () => h('div', null, [...Array.from({ length: inputs.value.copies }, (_, i) => h(List, { key: i, index: i })), inputs.value.media ? h(Media) : null]);
+    return () =>
+      h('div', null, [
+        ...Array.from({ length: inputs.value.copies }, (_, i) => h(List, { key: i, index: i })),
+        inputs.value.media ? h(Media) : null,
+      ]);
   },
 });
 
