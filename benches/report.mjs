@@ -132,8 +132,8 @@ function chart(title, group, labels, engines) {
   const bars = engines.filter((e) => !e.startsWith('floor'));
   const floorsOf = (label) => group.filter((r) => r.row === label && r.engine.startsWith('floor'));
   const values = group.map((r) => r.median).filter((v) => v > 0);
-  const lo = Math.pow(10, Math.floor(Math.log10(Math.min(...values)) - 0.3));
-  const hi = Math.pow(10, Math.ceil(Math.log10(Math.max(...values))));
+  const lo = 10 ** Math.floor(Math.log10(Math.min(...values)) - 0.3);
+  const hi = 10 ** Math.ceil(Math.log10(Math.max(...values)));
   const W = 860,
     left = 190,
     right = 70,

@@ -70,7 +70,13 @@ export function serve(folder, port = 0, { isolated = false, overrides = {}, head
     server.listen(port, '127.0.0.1', () => {
       // close() also ends open connections (a kept-alive socket would
       // otherwise go on answering): a closed server is as good as offline.
-      done({ url: `http://127.0.0.1:${server.address().port}/`, close: () => (server.close(), server.closeAllConnections()) });
+      done({
+        url: `http://127.0.0.1:${server.address().port}/`,
+        close: () => {
+          server.close();
+          server.closeAllConnections();
+        },
+      });
     });
   });
 }

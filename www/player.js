@@ -150,7 +150,10 @@ export function createPlayer(db, { order, thumbUrl }) {
   $('#viewer-prev').addEventListener('click', () => step('prev'));
   $('#viewer-next').addEventListener('click', () => step('next'));
   dialog.querySelector('[data-close]').addEventListener('click', close);
-  dialog.addEventListener('cancel', (e) => (e.preventDefault(), close()));
+  dialog.addEventListener('cancel', (e) => {
+    e.preventDefault();
+    close();
+  });
   dialog.addEventListener('keydown', (e) => {
     if (e.target.closest('input, video, audio')) return; // they use the arrows themselves
     if (e.key === 'ArrowLeft') step('prev');

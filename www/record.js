@@ -35,7 +35,7 @@ export function createRecorder(db) {
     try {
       staged = await db.stageBlob();
     } catch (err) {
-      stream.getTracks().forEach((t) => t.stop());
+      for (const t of stream.getTracks()) t.stop();
       return toast(describeError(err), { error: true });
     }
     const s = (session = { kind, stream, recorder, staged, failure: null, started: performance.now() });
@@ -67,7 +67,7 @@ export function createRecorder(db) {
     const thumb = await (video ? shrink(video, video.videoWidth, video.videoHeight) : waveform(s.meter.levels)).catch(() => null);
     clearInterval(s.clock);
     s.meter?.close();
-    s.stream.getTracks().forEach((t) => t.stop());
+    for (const t of s.stream.getTracks()) t.stop();
     dialog.close();
     session = null;
     if (!save || s.failure) {
@@ -102,7 +102,10 @@ export function createRecorder(db) {
 
   $('#recorder-stop').addEventListener('click', () => finish(true));
   $('#recorder-cancel').addEventListener('click', () => finish(false));
-  dialog.addEventListener('cancel', (e) => (e.preventDefault(), finish(false)));
+  dialog.addEventListener('cancel', (e) => {
+    e.preventDefault();
+    finish(false);
+  });
   return { start };
 }
 

@@ -94,15 +94,14 @@ try {
     d.push(o.answered - o.t0);
     const row = rows.get(o.variant);
     if (o.i === 0) row.first = d;
-    else d.forEach((x, j) => row.steps[j].push(x));
+    else for (const [j, x] of d.entries()) row.steps[j].push(x);
   }
   console.log(`| step (ms) | ${variants.map((v) => `${v}: first open | ${v}: median of ${n - 1}`).join(' | ')} |`);
   console.log(`|---|${variants.map(() => '---:|---:').join('|')}|`);
-  steps.forEach((s, j) =>
+  for (const [j, s] of steps.entries())
     console.log(
       `| ${s} | ${variants.map((v) => `${rows.get(v).first[j].toFixed(1)} | ${median(rows.get(v).steps[j]).toFixed(1)}`).join(' | ')} |`,
-    ),
-  );
+    );
 } finally {
   await browser.close();
   server.close();

@@ -88,9 +88,7 @@ async function rowsWorkloads(engine, rows) {
   const blob = randomBytes(64);
   const sets = smallRows(10000, blob);
   // W4: 10,000 small mixed rows in one transaction, one request.
-  let round = 0;
   const w4 = await measure(async () => {
-    round += 1;
     await e.exec('DELETE FROM r');
     const r = await e.batch('INSERT INTO r(i, f, s, b, n) VALUES (?, ?, ?, ?, ?)', sets);
     check(r.changes === 10000, `${engine} W4 changes ${r.changes}`);
@@ -316,7 +314,7 @@ export async function run({ engines = ENGINES, wasmFiles = WASM_FILES, sizes = t
   const bytesBySize = new Map(BLOB_SIZES.map((s) => [s, randomBytes(s)]));
   const chunks = Array.from({ length: 128 }, () => randomBytes(64 * KB));
   const whole = new Uint8Array(8 * MB);
-  chunks.forEach((c, i) => whole.set(c, i * 64 * KB));
+  for (const [i, c] of chunks.entries()) whole.set(c, i * 64 * KB);
   await floors(rows, bytesBySize);
   for (const engine of engines) {
     await coldStart(engine, rows);

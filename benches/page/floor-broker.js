@@ -1,7 +1,7 @@
 // A SharedWorker for benches/tabs.mjs's floors: pairs up the first two
 // pages that connect, handing each one end of a fresh MessageChannel.
 const ports = [];
-onconnect = (e) => {
+self.onconnect = (e) => {
   ports.push(e.ports[0]);
   if (ports.length === 2) {
     const { port1, port2 } = new MessageChannel();

@@ -16,7 +16,7 @@ import { randomBytes, timeAndBusy, KB, MB } from './measure.js';
 
 const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
 
-async function useStaged(path, mb, reps) {
+async function stagedRows(path, mb, reps) {
   const db = await open(`bench-paths-${path === 'old' ? 'ab-old' : 'ab-new'}-${Math.random().toString(36).slice(2, 8)}.db`);
   await db.execute('CREATE TABLE v(id INTEGER PRIMARY KEY, data BLOB)');
   const chunks = Array.from({ length: (mb * MB) / (64 * KB) }, () => randomBytes(64 * KB));
@@ -29,7 +29,7 @@ async function useStaged(path, mb, reps) {
     await db.execute('INSERT INTO v(data) VALUES (?)', [staged]);
     use.push(performance.now() - t0);
     const whole = new Uint8Array(mb * MB);
-    chunks.forEach((c, i) => whole.set(c, i * c.length));
+    for (const [i, c] of chunks.entries()) whole.set(c, i * c.length);
     t0 = performance.now();
     await db.execute('INSERT INTO v(data) VALUES (?)', [whole]);
     control.push(performance.now() - t0);
@@ -61,7 +61,7 @@ async function blobFile(path) {
 
 export async function run({ order = ['old', 'new'], sizes = [2, 8, 64], reps = 5 } = {}) {
   const rows = [];
-  for (const mb of sizes) for (const p of order) rows.push(...(await useStaged(p, mb, mb > 8 ? 3 : reps)));
+  for (const mb of sizes) for (const p of order) rows.push(...(await stagedRows(p, mb, mb > 8 ? 3 : reps)));
   for (const p of order) rows.push(await blobFile(p));
   return rows;
 }

@@ -33,7 +33,7 @@ async function build(way, chunks) {
     await db.execute('INSERT INTO v(id, data) VALUES (1, ?)', [staged]);
   } else {
     const whole = new Uint8Array(chunks.length * chunks[0].length);
-    chunks.forEach((c, i) => whole.set(c, i * c.length));
+    for (const [i, c] of chunks.entries()) whole.set(c, i * c.length);
     await db.execute('INSERT INTO v(id, data) VALUES (1, ?)', [whole]);
   }
   const ms = performance.now() - t0;

@@ -17,7 +17,7 @@
 // it. The core entry never imports this file.
 
 import {
-  CompiledQuery,
+  type CompiledQuery,
   DeleteQueryNode,
   IdentifierNode,
   InsertQueryNode,
@@ -69,6 +69,7 @@ export class ResqDialect implements Dialect {
     return new ResqDriver(this.#database);
   }
 
+  // biome-ignore lint/suspicious/noExplicitAny: Kysely's Dialect interface declares it so
   createIntrospector(db: Kysely<any>): DatabaseIntrospector {
     return new SqliteIntrospector(db);
   }
@@ -187,6 +188,7 @@ class ResqConnection implements DatabaseConnection {
     return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
   }
 
+  // biome-ignore lint/correctness/useYield: refuses before the first row, with a ResqError
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     // A stream would have to hold the whole result anyway: `query` returns
     // all rows at once.

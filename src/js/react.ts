@@ -82,6 +82,7 @@ export function useQuery(sql: string, params?: Params, options: { bytes?: boolea
   const bytes = options.bytes === true;
   const key = queryKey(sql, params, bytes);
   // The store for this query; `key` stands for sql, params and bytes.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `key` stands for sql, params and bytes
   const store = useMemo(() => (database ? storeFor(database, sql, params, bytes, key) : idle), [database, key]);
   const state = useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
   return error === undefined ? state : { rows: undefined, error: error as QueryState<unknown>['error'], loading: false };
@@ -96,6 +97,7 @@ export function useBlobUrl(table: string, column: string, rowid: number | bigint
   const { database } = useProvided();
   const { type } = options;
   const [url, setUrl] = useState<string | undefined>(undefined);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: String(rowid) stands for rowid (1 and 1n are one row)
   useEffect(() => {
     if (!database) return;
     let live = true;

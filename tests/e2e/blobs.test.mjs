@@ -97,7 +97,7 @@ test('bad blob inputs: detached buffers are refused, zero-length, views and shar
         await db.execute('INSERT INTO t(data) VALUES (?)', [p]);
         detached.push('stored');
       } catch (e) {
-        detached.push(describe(e).code + ': ' + /parameter 1/.test(e.message));
+        detached.push(`${describe(e).code}: ${/parameter 1/.test(e.message)}`);
       }
     }
     const before = (await db.query('SELECT count(*) AS n FROM t'))[0].n;

@@ -59,7 +59,7 @@ after(async () => {
 beforeEach(() =>
   page
     ?.evaluate(() => {
-      document.querySelectorAll('dialog[open]').forEach((d) => d.close());
+      for (const d of document.querySelectorAll('dialog[open]')) d.close();
       const search = document.querySelector('#search');
       if (search.value) (search.value = ''), search.dispatchEvent(new Event('input', { bubbles: true }));
     })

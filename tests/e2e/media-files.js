@@ -45,7 +45,9 @@ export async function pngFile(name, { width = 960, height = 640, hue = 200 } = {
 export function wavFile(name, { seconds = 2, rate = 22050 } = {}) {
   const n = Math.round(seconds * rate);
   const out = new DataView(new ArrayBuffer(44 + 2 * n));
-  const ascii = (at, s) => [...s].forEach((c, i) => out.setUint8(at + i, c.charCodeAt(0)));
+  const ascii = (at, s) => {
+    for (let i = 0; i < s.length; i++) out.setUint8(at + i, s.charCodeAt(i));
+  };
   ascii(0, 'RIFF');
   out.setUint32(4, 36 + 2 * n, true);
   ascii(8, 'WAVEfmt ');

@@ -189,7 +189,7 @@ test('stageBlob: appends (bytes, Blobs, a piped stream) past the memory cap, the
     const { lastInsertRowid: id } = await db.execute('INSERT INTO rec(name, data) VALUES (?, ?)', ['voice note', staged]);
     const got = await db.readBlob('rec', 'data', id);
     const all = new Uint8Array(expected.length * MB);
-    expected.forEach((c, i) => all.set(c, i * MB));
+    for (const [i, c] of expected.entries()) all.set(c, i * MB);
     return { size, stored: got.length, same: got.every((x, i) => x === all[i]) };
   });
   assert.deepEqual(r, { size: 7 << 20, stored: 7 << 20, same: true });

@@ -137,7 +137,7 @@ function fixed3(x) {
 
 /** The answer in the form the file gives it: values one per line, or their hash. */
 function answer(record, rows) {
-  let rendered = rows.map((r) => r.map((v, i) => render(v, record.types[i] ?? 'T')));
+  const rendered = rows.map((r) => r.map((v, i) => render(v, record.types[i] ?? 'T')));
   if (record.sort === 'rowsort')
     rendered.sort((a, b) => (a.join('\u0000') < b.join('\u0000') ? -1 : a.join('\u0000') > b.join('\u0000') ? 1 : 0));
   let values = rendered.flat();
@@ -177,7 +177,7 @@ for (const file of files) {
     const failures = [];
     const known = [];
     const listed = Object.keys(KNOWN_DIVERGENCES).filter((k) => k.startsWith(`${file}:`));
-    records.forEach((r, i) => {
+    const check = (r, i) => {
       const got = results[i];
       const key = `${file}:${r.line}`;
       const label = `${key} (record ${i + 1}): ${r.sql.slice(0, 120)}`;
@@ -201,7 +201,8 @@ for (const file of files) {
       if (JSON.stringify(actual) !== JSON.stringify(r.expected)) {
         failures.push(`${label}\n  expected ${r.expected.slice(0, 6).join(' ')}\n  got      ${actual.slice(0, 6).join(' ')}`);
       }
-    });
+    };
+    for (const [i, r] of records.entries()) check(r, i);
     t.diagnostic(`${records.length} records (${records.filter((r) => r.kind === 'query').length} queries)`);
     for (const k of known) t.diagnostic(`known divergence, failed as expected: ${k}`);
     assert.ok(records.length > 0, `${file}: no records parsed`);

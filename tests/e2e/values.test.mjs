@@ -6,7 +6,7 @@ import { before, after } from 'node:test';
 import { test } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
-import { inPage, withDb, dbName, bytes } from './util.mjs';
+import { withDb, dbName, bytes } from './util.mjs';
 
 let h;
 before(async () => {
@@ -151,7 +151,7 @@ test('executeBatch: a value the encoding has no place for is refused as in execu
     ];
     const cases = {
       short: '\uD800 lone',
-      long: 'x'.repeat(100) + '\uDC00',
+      long: `${'x'.repeat(100)}\uDC00`,
       big: 2n ** 64n,
       undef: undefined,
       nan: NaN,

@@ -96,7 +96,7 @@ test('watchBytes gives the JSON bytes; the iterator form yields the newest rows;
       await db.execute("INSERT INTO t VALUES (x'00ff')");
       await loop;
       await until(() => texts.length === 3 && twins[1].length === 3);
-      [subB, s1, s2].forEach((s) => s());
+      for (const s of [subB, s1, s2]) s();
       await db.close();
       return { texts, twins, iterated };
     },
@@ -201,7 +201,7 @@ test('identical watches share one query: a commit re-runs it once for all of the
       await db.execute('INSERT INTO t VALUES (1)');
       await until(() => got[0].length === 2 && got[1].length === 2);
       const after = await probe(name, 'watchRuns');
-      subs.forEach((s) => s());
+      for (const s of subs) s();
       await db.close();
       return { runs: after - before, got };
     },

@@ -9,10 +9,10 @@
 import {
   DEFAULT_BLOB_TRANSFER_THRESHOLD,
   DEFAULT_TRANSACTION_TIMEOUT,
-  Database,
+  type Database,
   ResqError,
-  StagedBlob,
-  Transfer,
+  type StagedBlob,
+  type Transfer,
   importDatabase,
   open,
   transfer,
@@ -154,7 +154,7 @@ export async function backups(db: Database, download: Response, out: FileSystemF
   await file.pipeTo(await out.createWritable());
   const sources: ImportSource[] = [new Blob([]), new File([], 'backup.db'), download.body!, db.export()];
   for (const source of sources) await importDatabase('media.db', source);
-  const done: void = await importDatabase(db, await out.getFile());
+  const done: undefined = await importDatabase(db, await out.getFile());
   show(done);
   // @ts-expect-error: export is not a promise
   await db.export().then(show);

@@ -84,7 +84,7 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     try {
       for (const [start, end] of runs) {
         const part = await Promise.all(sets.slice(start, end).map(inlineSmall));
-        let r;
+        let r: ReturnType<typeof c.executeBatch>;
         try {
           r = c.executeBatch(req.sql, part);
         } catch (err) {
