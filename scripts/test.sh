@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every test, in three layers (each prints its runner's own summary):
+# Every test, in three layers (each prints its runner's own summary), after
+# the formatters and linters (rustfmt, clippy on each build, Biome):
 #   1. cargo test, natively: the pure core (codec)
 #   2. wasm-bindgen-test: the engine in Node (memory) and in a dedicated
 #      worker in headless Chromium (OPFS)
@@ -11,6 +12,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
+
+echo "== lint: rustfmt, clippy (native, wasm, wasm with ciphers), Biome"
+cargo fmt --check
+cargo clippy --all-targets -- -D warnings
+cargo clippy --target wasm32-unknown-unknown --all-targets -- -D warnings
+CARGO_TARGET_DIR=target/cipher cargo clippy --target wasm32-unknown-unknown --all-targets --features cipher -- -D warnings
+npx biome ci --colors=off .
+
 bash scripts/build.sh
 
 echo "== 1/3 native: cargo test (codec core)"

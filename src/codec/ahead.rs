@@ -87,10 +87,16 @@ impl ReadAhead {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    /// Reads `buf.len()` bytes at an offset, as the read-ahead's source does.
+    trait Source: Fn(u64, &mut [u8]) -> Result<(), ()> {}
+    impl<F: Fn(u64, &mut [u8]) -> Result<(), ()>> Source for F {}
 
     /// A file of `n` bytes, each its offset's low byte; counts the reads.
-    fn file(n: u64) -> (impl Fn(u64, &mut [u8]) -> Result<(), ()>, std::rc::Rc<std::cell::Cell<usize>>) {
-        let calls = std::rc::Rc::new(std::cell::Cell::new(0));
+    fn file(n: u64) -> (impl Source, Rc<Cell<usize>>) {
+        let calls = Rc::new(Cell::new(0));
         let c = calls.clone();
         let read = move |off: u64, buf: &mut [u8]| {
             assert!(off + buf.len() as u64 <= n, "read past the end");

@@ -94,7 +94,7 @@ pub fn bind_params(
             let Some(blobs) = blobs.as_deref_mut() else {
                 return Err(Error::BadParam(format!("{}: a Blob or File of 4 MB or more streams into the cell a write stores it in, which this call cannot do (execute, query and queryBytes can); read it into a Uint8Array for this call", label())));
             };
-            check_length(blob.size() as u64, &label)?;
+            check_length(blob.size() as u64, label)?;
             arena.push(Value::Streamed(blob.size() as u64));
             blobs.push(blob.clone());
             labels.push(label());

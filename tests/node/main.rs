@@ -307,7 +307,7 @@ async fn query_returns_fixups_for_blobs_and_bigints() {
     assert_eq!(b0.buffer().byte_length(), at.len() as u32);
     assert_ne!(
         JsValue::from(b0.buffer()),
-        JsValue::from(wasm_bindgen::memory().unchecked_into::<js_sys::WebAssembly::Memory>().buffer())
+        wasm_bindgen::memory().unchecked_into::<js_sys::WebAssembly::Memory>().buffer()
     );
 
     // The same cells through queryBytes: base64, integers with all digits.
@@ -398,7 +398,8 @@ async fn execute_batch_is_all_or_nothing() {
     let mut db = open_mem(1024.0).await;
     exec(&mut db, "CREATE TABLE b(id INTEGER PRIMARY KEY, x UNIQUE)", JsValue::UNDEFINED);
     let ins = "INSERT INTO b(x) VALUES (?)";
-    let sets = |xs: &[JsValue]| -> JsValue { xs.iter().map(|x| params(&[x.clone()])).collect::<Array>().into() };
+    let sets =
+        |xs: &[JsValue]| -> JsValue { xs.iter().map(|x| params(std::slice::from_ref(x))).collect::<Array>().into() };
 
     let r = db.execute_batch(ins, sets(&[num(1.0), num(2.0), num(3.0)])).expect("batch");
     assert_eq!(figures(&r), (3.0, 3.0), "changes is the total");
@@ -548,13 +549,14 @@ async fn wasm_memory_stays_bounded_with_large_blobs() {
         let id = get(&r, "lastInsertRowid");
 
         // query: the blob leaves in a buffer of its own, intact.
-        let q = db.query("SELECT data FROM big WHERE id = ?", params(&[id.clone()])).expect("query");
+        let q = db.query("SELECT data FROM big WHERE id = ?", params(std::slice::from_ref(&id))).expect("query");
         let out = get(&q, "buffers").dyn_into::<Array>().expect("own buffer").get(0).dyn_into::<Uint8Array>().unwrap();
         assert_eq!(out.length() as usize, SIZE);
         assert_eq!((out.get_index(0), out.get_index(1), out.get_index(SIZE as u32 - 1)), (rep as u8, 7, rep as u8));
 
         // queryBytes: the same blob as base64 JSON.
-        let j = db.query_bytes("SELECT data FROM big WHERE id = ?", params(&[id.clone()])).expect("queryBytes");
+        let j =
+            db.query_bytes("SELECT data FROM big WHERE id = ?", params(std::slice::from_ref(&id))).expect("queryBytes");
         assert_eq!(j.length() as usize, SIZE.div_ceil(3) * 4 + r#"[{"data":""}]"#.len());
 
         exec(&mut db, "DELETE FROM big WHERE id = ?", params(&[id]));
