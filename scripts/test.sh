@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test, in three layers (each prints its runner's own summary), after
-# the formatters and linters (rustfmt, clippy on each build, Biome):
+# the formatters and linters (rustfmt, clippy on each build, Biome) and the
+# unit tests of the TypeScript's pure logic (tests/unit, seconds, no browser):
 #   1. cargo test, natively: the pure core (codec)
 #   2. wasm-bindgen-test: the engine in Node (memory) and in a dedicated
 #      worker in headless Chromium (OPFS)
@@ -19,6 +20,9 @@ cargo clippy --all-targets -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --all-targets -- -D warnings
 CARGO_TARGET_DIR=target/cipher cargo clippy --target wasm32-unknown-unknown --all-targets --features cipher -- -D warnings
 npx biome ci --colors=off .
+
+echo "== unit: the page's and the worker's own logic under node --test (no browser)"
+node --test tests/unit/
 
 bash scripts/build.sh
 
