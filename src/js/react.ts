@@ -15,7 +15,8 @@ import type { Database } from './database.js';
 import { ResqError } from './errors.js';
 import type { Params } from './params.js';
 import type { Row } from './rows.js';
-import { queryKey, storeFor, type QueryState, type QueryStore } from './store.js';
+import { queryKey } from './querykey.js';
+import { storeFor, type QueryState, type QueryStore } from './store.js';
 
 export type { QueryState } from './store.js';
 

@@ -11,10 +11,19 @@
 // comes back first: React's StrictMode unmounts and mounts every component
 // once more in one go, and that must not end and start the watch again. (A
 // timer would wait for a second or more in a background tab.)
+//
+// "Identical" is querykey.ts's: bytes count by their contents as they are
+// when the store is made. The store keeps a copy of its parameters' bytes
+// and queries with it, for as long as it lives: were it to keep the
+// caller's buffer, bytes changed after it was made would show the rows of
+// the new contents under the old contents' key, to everyone sharing it,
+// the next time its watch starts. A caller whose bytes changed asks again
+// and gets the store of the new contents.
 
 import type { Database } from './database.js';
 import type { ResqError } from './errors.js';
 import type { Params } from './params.js';
+import { keptParams, queryKey } from './querykey.js';
 import type { Row } from './rows.js';
 import type { Subscription } from './watch.js';
 
@@ -48,24 +57,10 @@ interface Entry {
   ending: boolean;
 }
 
-/** The stores of each database, by query. */
+/** The stores of each database, by query (querykey.ts). */
 const stores = new WeakMap<Database, Map<string, QueryStore<unknown>>>();
 
 const LOADING: QueryState<never> = Object.freeze({ rows: undefined, error: undefined, loading: true });
-
-/**
- * A key that is the same for the same query: its SQL, its parameters
- * (bigints and bytes spelled out, which JSON cannot) and the result's form.
- */
-export function queryKey(sql: string, params: Params | undefined, bytes: boolean): string {
-  return JSON.stringify([sql, params ?? null, bytes], (_, v: unknown) =>
-    typeof v === 'bigint'
-      ? { bigint: String(v) }
-      : ArrayBuffer.isView(v)
-        ? { bytes: Array.from(new Uint8Array(v.buffer, v.byteOffset, v.byteLength)) }
-        : v,
-  );
-}
 
 /** The live store of `sql` with `params` on `db` (one per distinct query and database). */
 export function queryStore<R extends Row = Row>(db: Database, sql: string, params?: Params, options?: { bytes?: false }): QueryStore<R[]>;
@@ -85,7 +80,7 @@ export function storeFor(
   let byQuery = stores.get(db);
   if (!byQuery) stores.set(db, (byQuery = new Map()));
   let store = byQuery.get(key);
-  if (!store) byQuery.set(key, (store = makeStore(db, sql, params, bytes, byQuery, key)));
+  if (!store) byQuery.set(key, (store = makeStore(db, sql, keptParams(params), bytes, byQuery, key)));
   return store;
 }
 

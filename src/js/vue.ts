@@ -26,7 +26,8 @@ import type { Database } from './database.js';
 import { ResqError } from './errors.js';
 import type { Params } from './params.js';
 import type { Row } from './rows.js';
-import { queryKey, storeFor } from './store.js';
+import { queryKey } from './querykey.js';
+import { storeFor } from './store.js';
 
 const DATABASE: InjectionKey<ShallowRef<Database | undefined>> = Symbol('resq-wasm database');
 /** Why the promise given to provideDatabase() rejected, if it did. */

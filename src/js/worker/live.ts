@@ -1,10 +1,11 @@
-// Live queries. Identical ones (same SQL, parameters and form), from any
-// callers, share one `Shared` query: it re-runs once after a commit that
-// changed a table it reads, and its result crosses to the subscribers only
-// when its hash differs from the last one (an unchanged result never
-// leaves wasm memory).
+// Live queries. Identical ones (same SQL, parameters and form, as
+// querykey.ts decides for the page's stores too), from any callers, share
+// one `Shared` query: it re-runs once after a commit that changed a table
+// it reads, and its result crosses to the subscribers only when its hash
+// differs from the last one (an unchanged result never leaves wasm memory).
 
 import type { Push, Requests, WatchResult } from '../protocol.js';
+import { queryKey } from '../querykey.js';
 import type { Caller } from './callers.js';
 import { connection, db, refusal } from './engine.js';
 import { toWireError, transferResult } from './replies.js';
@@ -34,7 +35,7 @@ export function watch(from: Caller, req: Requests['watch'], transfer: Transferab
   const mine = watchesOf(from);
   if (mine.has(req.watch)) throw refusal('RESQ_BAD_PARAM', 'this watch id is in use');
   const bytes = req.bytes === true;
-  const key = JSON.stringify([bytes, req.sql, req.params ?? null], exactly);
+  const key = queryKey(req.sql, req.params, bytes);
   let s = shared.get(key);
   // Checks the SQL (one read-only statement) and finds the tables it reads.
   const tables = s?.tables ?? c.queryTables(req.sql);
@@ -47,13 +48,6 @@ export function watch(from: Caller, req: Requests['watch'], transfer: Transferab
   mine.set(req.watch, s);
   if (r) addTransfers(r.value, transfer);
   return r;
-}
-
-/** JSON that keeps apart what binds differently: bigints, -0, NaN and infinities. */
-function exactly(_: string, v: unknown): unknown {
-  if (typeof v === 'bigint') return { bigint: String(v) };
-  if (typeof v === 'number' && (Object.is(v, -0) || !Number.isFinite(v))) return { number: Object.is(v, -0) ? '-0' : String(v) };
-  return v;
 }
 
 export function unwatch(from: Caller, id: number): void {
