@@ -16,6 +16,8 @@
 //     its first appearance on;
 //   - an SQL error is shown, and the list works again once it is fixed;
 //   - an image and a 10 MB video play from useBlobUrl;
+//   - lists whose queries differ only in bytes, 0 and -0, or a number and a
+//     bigint show their own rows, and changed bytes theirs;
 //   - unmounting ends every watch and revokes every object URL.
 
 import { test, before, after } from 'node:test';
@@ -271,6 +273,40 @@ for (const framework of Object.keys(FRAMEWORKS)) {
           if (PLAYS_VIDEO) assert.ok(shown.duration > 0, JSON.stringify(shown));
           else assert.deepEqual(shown.served, stored, "the video's object URL serves the stored bytes");
           assert.equal(shown.live, 2, 'one object URL each');
+        },
+      );
+
+      await t.test(
+        'lists whose queries differ only in an ArrayBuffer, a Uint8Array, 0 and -0, or a number and a bigint show their own rows; changed bytes show theirs at the next render',
+        async () => {
+          // Eight lists, in pairs that differ in one parameter; each shows how its parameter bound.
+          await page.evaluate(() => {
+            const bufferOf = (...b) => new Uint8Array(b).buffer;
+            window.lists = [[bufferOf(1, 2, 3)], [bufferOf(9, 9, 9)], [new Uint8Array([4, 5, 6])], [new Uint8Array([7, 8, 9])]];
+            window.lists.push([0], [-0], [2 ** 53], [2n ** 53n]);
+            window.app.set({ sql: "SELECT typeof(?1) || ' ' || quote(?1) AS s", lists: window.lists });
+          });
+          const shown = (expected) =>
+            until(
+              page,
+              (expected) => {
+                const texts = [...document.querySelectorAll('.list')].map((p) => p.textContent);
+                return texts.length === 8 && texts.every((text, i) => new RegExp(expected[i]).test(text)) && texts;
+              },
+              expected,
+              `the eight lists' own rows (${expected.join(' | ')})`,
+            );
+          const pairs = ["^blob X'010203'$", "^blob X'090909'$", "^blob X'040506'$", "^blob X'070809'$"];
+          const numbers = ['^integer 0$', '^real ', '^real ', '^integer 9007199254740992$'];
+          await shown([...pairs, ...numbers]);
+          // The same arrays and buffers, their bytes changed; rendered again.
+          await page.evaluate(() => {
+            new Uint8Array(window.lists[0][0]).set([7, 7, 7]);
+            window.lists[2][0].set([1, 1, 1]);
+            window.app.set({});
+          });
+          const changed = await shown(["^blob X'070707'$", pairs[1], "^blob X'010101'$", ...pairs.slice(3), ...numbers]);
+          assert.equal(new Set(changed).size, 8, JSON.stringify(changed));
         },
       );
 

@@ -1,9 +1,10 @@
 // The React app of tests/e2e/frameworks.test.mjs: `window.app` mounts lists
-// of one live query (in StrictMode), changes their SQL and parameters,
-// shows media, and unmounts. `renders` records what the first list showed,
-// render by render. The provider gets the tab's `window.db` when the test
-// opened one (a memory database, which only this tab can reach), else the
-// database `open()` opens.
+// of one live query (in StrictMode; each with its own parameters, given
+// `lists`), changes their SQL and parameters, shows media, and unmounts.
+// `renders` records what the first list showed, render by render. The
+// provider gets the tab's `window.db` when the test opened one (a memory
+// database, which only this tab can reach), else the database `open()`
+// opens.
 import { StrictMode, createElement as h, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { open } from 'resq-wasm';
@@ -36,7 +37,9 @@ function Media({ image, video }) {
 function App({ initial }) {
   const [inputs, set] = useState(initial);
   setInputs = set;
-  const lists = Array.from({ length: inputs.copies }, (_, i) => h(List, { key: i, index: i, sql: inputs.sql, params: inputs.params }));
+  // `lists`: a parameter set for each list; else `copies` lists of `params`.
+  const sets = inputs.lists ?? Array.from({ length: inputs.copies }, () => inputs.params);
+  const lists = sets.map((params, i) => h(List, { key: i, index: i, sql: inputs.sql, params }));
   return h('div', null, ...lists, inputs.media ? h(Media, inputs.media) : null);
 }
 

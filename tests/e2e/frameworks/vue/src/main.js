@@ -1,6 +1,7 @@
 // The Vue app of tests/e2e/frameworks.test.mjs: `window.app` mounts lists
-// of one live query, changes their SQL and parameters, shows media, and
-// unmounts. `renders` records what the first list showed, render by render.
+// of one live query (each with its own parameters, given `lists`), changes
+// their SQL and parameters, shows media, and unmounts. `renders` records
+// what the first list showed, render by render.
 // The app is given the tab's `window.db` when the test opened one (a memory
 // database, which only this tab can reach), else the database `open()` opens.
 import { createApp, defineComponent, h, shallowRef } from 'vue';
@@ -18,7 +19,7 @@ const List = defineComponent({
   setup(props) {
     const { rows, error, loading } = useQuery(
       () => inputs.value.sql,
-      () => inputs.value.params,
+      () => inputs.value.lists?.[props.index] ?? inputs.value.params,
     );
     return () => {
       const text = error.value ? `error: ${error.value.code}` : loading.value ? 'loading' : rows.value.map((r) => r.s).join(',');
@@ -45,7 +46,8 @@ const App = defineComponent({
     provideDatabase(window.db ?? open(inputs.value.name));
     return () =>
       h('div', null, [
-        ...Array.from({ length: inputs.value.copies }, (_, i) => h(List, { key: i, index: i })),
+        // `lists`: a parameter set for each list; else `copies` lists of `params`.
+        ...Array.from({ length: inputs.value.lists?.length ?? inputs.value.copies }, (_, i) => h(List, { key: i, index: i })),
         inputs.value.media ? h(Media) : null,
       ]);
   },
