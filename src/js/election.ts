@@ -1,0 +1,354 @@
+// Which tab's worker holds a database, and this tab's way to it (for its
+// link, link.ts). Any number of same-origin tabs may open one OPFS
+// database: one of them leads (its worker holds the file), chosen with a
+// Web Lock, and the others follow, sending their calls over a MessagePort
+// straight to the leader's worker. The port broker (broker.ts, a
+// SharedWorker) introduces them. When the leader goes (its tab closes,
+// reloads, crashes or freezes), the next tab in the lock's queue leads, and
+// the followers connect to it. A memory database is private to its tab:
+// its link leads alone, and when its worker dies so does the database.
+//
+// The key is held here: it picks the worker a leading tab starts and opens
+// the file with, and a following tab proves it to the leader's worker.
+
+import { type Client, startWorker } from './client.js';
+import { ResqError } from './errors.js';
+import { answerChallenge, type LinkKey } from './keyproof.js';
+import { ENCRYPTED_WORKER_NAME, WORKER_NAME, type BrokerReply, type BrokerRequest, type Hello, type Storage } from './protocol.js';
+
+export interface ElectionOptions {
+  name: string;
+  storage: Storage;
+  /** As `open` takes it: bytes, or -1 for never. */
+  blobTransferThreshold: number;
+  /** `transactionTimeout`, ms. */
+  timeout: number;
+}
+
+/** What the election asks of its link, and tells it. */
+export interface Seat {
+  /** A client on `port`, whose pushes and notices go to the link. */
+  client(port: Worker | MessagePort): Client;
+  /** Connected to a worker: the link's calls go there now. */
+  connect(client: Client): void;
+  /** Whether the link has a worker to send to. */
+  connected(): boolean;
+  /** The link can go no further. */
+  fatal(err: unknown): void;
+}
+
+/**
+ * How long a worker whose page closed the database lives on, handing back
+ * the requests following tabs sent it meanwhile.
+ */
+const CLOSE_GRACE_MS = 250;
+
+/** Between asking the broker again after a leader that went (it may not have heard yet). */
+const RETRY_MS = 20;
+
+const uuid = () => crypto.randomUUID?.() ?? `${Date.now()}-${Math.random()}`;
+
+export class Election {
+  /** Other tabs may open the database too: it leads by a Web Lock, or follows. */
+  readonly shared: boolean;
+  /** Its presence picks the wasm with ciphers. */
+  key: LinkKey = null;
+  readonly #opts: ElectionOptions;
+  readonly #seat: Seat;
+  /** A `rekey(key)` of a plain database, until this tab's next worker has encrypted it. */
+  #encrypting: { resolve(): void; reject(e: unknown): void } | null = null;
+  /** The lead ends to start again with another worker (see {@link encryptNext}). */
+  #relead = false;
+  /** The client of this tab's own worker, while it leads. */
+  #own: Client | null = null;
+  #closed = false;
+  /** Ends every lock wait of this link (on close). */
+  #stop = new AbortController();
+  /** Bumped by each new attempt to connect: older ones give up. */
+  #attempt = 0;
+  // Leading.
+  #worker: Worker | null = null;
+  /** From the lock's grant to the end of the lead (the worker may be starting). */
+  #leading = false;
+  #endLead: (() => void) | null = null;
+  /** Withdraws this tab from the queue for the lead (while frozen). */
+  #candidacy: AbortController | null = null;
+  /** The page is hidden or frozen: it neither leads nor queues to. */
+  #down = false;
+  // Following.
+  #broker: MessagePort | null = null;
+  #onLeader: ((lock: string) => void) | null = null;
+  /** A request for a port is out (one at a time). */
+  #following = false;
+  #tabLock = `resq-wasm-tab:${uuid()}`;
+
+  constructor(opts: ElectionOptions, seat: Seat) {
+    this.#opts = opts;
+    this.#seat = seat;
+    this.shared = opts.storage === 'opfs' && typeof navigator.locks?.request === 'function';
+  }
+
+  /** Whether calls sent to `client` go to another tab's worker (and are sent again if it goes). */
+  carries(client: Client): boolean {
+    return this.shared && client !== this.#own;
+  }
+
+  /** Leads, or follows and queues for the lead, with `key`. */
+  async start(key: LinkKey): Promise<void> {
+    this.key = key;
+    if (!this.shared) return this.#lead();
+    // This tab's own lock, held while the link lives: a leader's worker
+    // waits on it to clean up after this tab.
+    await new Promise<void>((held) => {
+      navigator.locks
+        .request(this.#tabLock, { signal: this.#stop.signal }, () => {
+          held();
+          return new Promise<void>((r) => this.#stop.signal.addEventListener('abort', () => r()));
+        })
+        .catch(() => held());
+    });
+    if (typeof SharedWorker === 'function') {
+      const broker = startWorker(
+        () => new SharedWorker(new URL('./broker.js', import.meta.url), { type: 'module', name: 'resq-wasm broker' }),
+      );
+      this.#broker = broker.port;
+      broker.port.onmessage = (e: MessageEvent<BrokerReply>) => this.#fromBroker(e.data, e.ports[0]);
+    }
+    // Page Lifecycle: `pagehide`/`pageshow` on the window, `freeze`/`resume`
+    // on the document (absent in a worker that opens a database).
+    addEventListener('pagehide', this.#stepDown);
+    addEventListener('pageshow', this.#stepUp);
+    globalThis.document?.addEventListener('freeze', this.#stepDown);
+    globalThis.document?.addEventListener('resume', this.#stepUp);
+    // Lead now if nobody does; otherwise follow, and queue for the lead.
+    const leading = await this.#candidate(true);
+    if (!leading) this.#stepUp();
+  }
+
+  /** Stops this tab's part: its worker if it leads (after its close call), its locks, its port. */
+  stop(): void {
+    this.#closed = true;
+    this.#stop.abort();
+    this.#candidacy?.abort();
+    this.#endLead?.();
+    this.#broker?.close();
+    removeEventListener('pagehide', this.#stepDown);
+    removeEventListener('pageshow', this.#stepUp);
+    globalThis.document?.removeEventListener('freeze', this.#stepDown);
+    globalThis.document?.removeEventListener('resume', this.#stepUp);
+  }
+
+  /**
+   * `rekey(key)` of a plain database (worker/ops.ts) let go of this tab's
+   * worker: the next one, with ciphers, encrypts the file as it opens it,
+   * within the same lead, so no other tab opens it plain meanwhile.
+   * Resolves once it has.
+   */
+  encryptNext(): Promise<void> {
+    const done = new Promise<void>((resolve, reject) => (this.#encrypting = { resolve, reject }));
+    this.#relead = true;
+    this.#endLead?.();
+    return done;
+  }
+
+  /** The link failed: a `rekey(key)` waiting for its worker with ciphers fails with it. */
+  fail(error: ResqError): void {
+    this.#encrypting?.reject(error);
+  }
+
+  /**
+   * Asks for the lead (`now`: only if free). Resolves whether it was taken;
+   * while it is held this tab leads, until its leadership ends.
+   */
+  #candidate(now: boolean): Promise<boolean> {
+    const lock = `resq-wasm-leader:${this.#opts.name}`;
+    return new Promise<boolean>((taken) => {
+      const leadWhileHeld = async (held: Lock | null) => {
+        taken(held !== null);
+        if (held && !this.#closed) await this.#lead().catch((err) => this.#seat.fatal(err));
+      };
+      // `ifAvailable` and `signal` do not go together.
+      const options: LockOptions = now ? { ifAvailable: true } : { signal: this.#candidacy!.signal };
+      navigator.locks.request(lock, options, leadWhileHeld).catch(() => taken(false));
+    });
+  }
+
+  /** Follows the leader, and queues for the lead (after start, and on `resume` or `pageshow`). */
+  #stepUp = (): void => {
+    this.#down = false;
+    if (this.#closed || this.#leading) return;
+    this.#candidacy?.abort();
+    this.#candidacy = new AbortController();
+    void this.#candidate(false);
+    if (!this.#seat.connected()) void this.#follow();
+  };
+
+  /**
+   * A page that is going away or freezing lets go at once: a frozen
+   * leader would hold every other tab up, and a reloading page's next
+   * load wants the file. Its worker stops (committed work is durable;
+   * SQLite rolls back anything in flight at the next open) and it leaves
+   * the queue for the lead.
+   */
+  #stepDown = (): void => {
+    this.#down = true;
+    this.#candidacy?.abort();
+    this.#candidacy = null;
+    this.#endLead?.();
+  };
+
+  /** Leads: starts the worker, opens the file, serves until the lead ends. */
+  async #lead(): Promise<void> {
+    // Leading wins over following: attempts to follow give up.
+    this.#leading = true;
+    this.#attempt += 1;
+    try {
+      // Led again at once after encryptNext: no other tab opens it plain.
+      do {
+        this.#relead = false;
+        await this.#leadWhileHeld();
+      } while (this.#relead && !this.#closed);
+    } finally {
+      this.#leading = false;
+    }
+    if (!this.shared) this.#seat.fatal(new ResqError('RESQ_WORKER_DIED', 'the database worker died'));
+    else if (!this.#closed && !this.#down) queueMicrotask(this.#stepUp);
+  }
+
+  async #leadWhileHeld(): Promise<void> {
+    // The name tells the worker which wasm to load as it starts (see worker.ts).
+    const name = `${this.key === null ? WORKER_NAME : ENCRYPTED_WORKER_NAME}${this.#opts.name}`;
+    const worker = startWorker(() => new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name }));
+    const client = this.#seat.client(worker);
+    let ended!: () => void;
+    const end = new Promise<void>((r) => (ended = r));
+    const die = (reason: string) => {
+      client.die(reason);
+      ended();
+    };
+    worker.addEventListener('error', (e) => die(e.message || 'the worker script failed to load or threw'));
+    worker.addEventListener('messageerror', () => die('a reply could not be deserialized'));
+    // The worker holds this lock while it lives: when the page gets it, the
+    // worker has ended, even if nothing told the page (a browser stopping
+    // it under memory pressure, `terminate()` from outside).
+    const lock = `resq-wasm-worker:${uuid()}`;
+    let graceful = false;
+    try {
+      const { name, storage, blobTransferThreshold, timeout } = this.#opts;
+      const key = this.key === null ? {} : 'held' in this.key ? { heldKey: this.key.held } : { key: this.key.invalid };
+      await client.call('open', {
+        name,
+        storage,
+        blobTransferThreshold,
+        timeout,
+        lock,
+        tab: this.#tabLock,
+        ...key,
+        ...(this.#encrypting ? { encrypt: true } : {}),
+      });
+      this.#encrypting?.resolve();
+      this.#encrypting = null;
+    } catch (err) {
+      worker.terminate();
+      throw err;
+    }
+    navigator.locks
+      ?.request(lock, { signal: this.#stop.signal }, () => die('the worker was stopped (by the browser, or from outside)'))
+      .catch(() => {});
+    if (this.#closed) {
+      worker.terminate();
+      return;
+    }
+    this.#worker = worker;
+    this.#endLead = () => {
+      // Followers' requests that reach the worker after this tab's close
+      // are handed back to them: give those a moment to come back.
+      graceful = this.#closed;
+      die('this tab let go of the database');
+    };
+    // Leading now: the worker this tab followed has let go of the file, and
+    // its calls still unanswered come here (see link.ts's #connect).
+    this.#own = client;
+    this.#seat.connect(client);
+    this.#tell({ kind: 'lead', name: this.#opts.name, lock });
+    await end;
+    // The lead is over: the worker stops, the lock goes to the next tab.
+    if (graceful) setTimeout(() => worker.terminate(), CLOSE_GRACE_MS);
+    else worker.terminate();
+    this.#worker = null;
+    this.#endLead = null;
+    this.#tell({ kind: 'resign', name: this.#opts.name, lock });
+    client.die('its worker stopped');
+    if (this.#own === client) this.#own = null;
+  }
+
+  /** Follows: a port to the leader's worker, through the broker. */
+  async #follow(): Promise<void> {
+    // Without SharedWorker this tab can only wait for the lead.
+    if (!this.#broker || this.#following || this.#leading) return;
+    this.#following = true;
+    const attempt = ++this.#attempt;
+    const { port1, port2 } = new MessageChannel();
+    const leader = new Promise<string>((r) => (this.#onLeader = r));
+    this.#tell({ kind: 'connect', name: this.#opts.name, lock: this.#tabLock }, [port2]);
+    const lock = await leader;
+    // A live leader's worker says hello first. One that is closing says so
+    // instead, and a dead one says nothing: either way this tab waits for
+    // that worker's end (its lifetime lock), then asks again.
+    let ended = false;
+    let client: Client | null = null;
+    let leaderEnded!: () => void;
+    const leaderGone = new Promise<null>((r) => (leaderEnded = () => r(null)));
+    const hello = new Promise<Hello | false>((r) => {
+      port1.onmessage = (e) => {
+        if ((e.data as Hello)?.hello === true) r(e.data as Hello);
+      };
+      navigator.locks
+        .request(lock, { signal: this.#stop.signal }, () => {
+          ended = true;
+          r(false);
+          leaderEnded();
+          port1.close();
+          client?.die('the tab that held the database closed, reloaded or crashed');
+          if (!this.#seat.connected() && !this.#closed && !this.#down) setTimeout(() => void this.#follow(), RETRY_MS);
+        })
+        .catch(() => r(false));
+    });
+    const alive = await hello;
+    // A follow overtaken (this tab leads now, or tries again) proves nothing:
+    // the worker that answered may be one that is still opening.
+    const current = () => !ended && !this.#closed && !this.#leading && attempt === this.#attempt;
+    const keyed = alive && current() && (await this.#proveKey(alive, port1, leaderGone, current));
+    this.#following = false;
+    if (!keyed || !current()) return port1.close();
+    port1.onmessage = null;
+    client = this.#seat.client(port1);
+    port1.start();
+    this.#seat.connect(client);
+  }
+
+  /**
+   * Whether this tab may follow the leader that said `hello` on `port`: a
+   * plain database for a tab without a key, or an encrypted one whose
+   * challenge this tab's key answers (keyproof.ts). Otherwise the link
+   * fails with RESQ_BAD_KEY (if the follow is still `current`), and none
+   * of its calls runs.
+   */
+  async #proveKey(hello: Hello, port: MessagePort, leaderGone: Promise<null>, current: () => boolean): Promise<boolean> {
+    const answer = await answerChallenge(hello, port, this.key, this.#opts.name, leaderGone);
+    if (typeof answer === 'object' && current()) this.#seat.fatal(new ResqError('RESQ_BAD_KEY', answer.refusal));
+    return answer === 'ok';
+  }
+
+  #fromBroker(msg: BrokerReply, port: MessagePort | undefined): void {
+    if (msg.kind === 'leader') this.#onLeader?.(msg.lock);
+    else if (msg.kind === 'follower' && port) {
+      if (this.#worker) this.#worker.postMessage({ attach: msg.lock }, [port]);
+      else port.close();
+    }
+  }
+
+  #tell(msg: BrokerRequest, transfer: Transferable[] = []): void {
+    this.#broker?.postMessage(msg, transfer);
+  }
+}
