@@ -1,0 +1,237 @@
+// The worker queue's rules (src/js/worker/turns.ts) on their own: the order
+// requests run in, a transaction's owner holding the others back, an
+// export's hold, the transaction timeout and the export stall, and when
+// live queries re-run. The work each request does is a stand-in that logs
+// it, and the connection one that says whether a transaction is open; the
+// browser tests (timeout, tabs, backup) drive the same rules through the
+// real worker.
+//
+// The clock is the test's: `performance.now()` reads it and node:test's
+// mock timers fire what falls due as it moves, so a 10 s stall takes no time.
+
+import assert from 'node:assert/strict';
+import { mock, test } from 'node:test';
+import { load } from './load.mjs';
+
+const { Turns, EXPORT_IDLE_MS, RERUN_EVERY } = await load('src/js/worker/turns.ts');
+const { caller } = await load('src/js/worker/callers.ts');
+
+let clock = 0;
+Object.defineProperty(globalThis, 'performance', { value: { now: () => clock }, configurable: true });
+mock.timers.enable({ apis: ['setTimeout'] });
+
+/** Moves the clock on by `ms`, running the timers that fall due. */
+async function advance(ms) {
+  clock += ms;
+  mock.timers.tick(ms);
+  await settle();
+}
+
+/** Lets the queue run what it can. */
+const settle = () => new Promise((r) => setImmediate(r));
+
+/**
+ * A queue over a stand-in connection. Each request's run logs `tab:sql`
+ * (or `tab:op`); BEGIN opens a transaction, COMMIT and ROLLBACK end it; an
+ * export's requests do what ops.ts does with the queue; a request with
+ * `held` runs until the test calls `release()`.
+ */
+function setup() {
+  const log = [];
+  const held = [];
+  const conn = {
+    open: false,
+    calls: [],
+    transactionOpen: () => conn.open,
+    transactionCallback: (on) => conn.calls.push(`callback ${on}`),
+    execute: (sql) => {
+      conn.calls.push(sql);
+      if (sql === 'ROLLBACK') conn.open = false;
+    },
+    exportEnd: () => conn.calls.push('exportEnd'),
+  };
+  const work = {
+    async run(from, req) {
+      log.push(`${from.tab}:${req.sql ?? req.op}`);
+      if (req.timeout !== undefined) queue.timeoutNext(req.timeout);
+      if (req.sql === 'BEGIN') conn.open = true;
+      if (req.sql === 'COMMIT' || req.sql === 'ROLLBACK') conn.open = false;
+      if (req.op === 'exportOpen') queue.beginExport({ from, id: 1, size: 100, read: 0, active: performance.now() });
+      if (req.op === 'exportRead') queue.exporting.active = performance.now();
+      if (req.op === 'exportClose') queue.endExport();
+      if (req.sql === 'throw') throw new Error('boom');
+      if (req.held) await new Promise((r) => held.push(r));
+    },
+    async leave(from) {
+      log.push(`${from.tab} left`);
+    },
+    idle: () => log.push('idle'),
+    expired: (owner) => log.push(`${owner.tab} expired`),
+    die: (err) => log.push(`died: ${err.message}`),
+  };
+  const queue = new Turns(work, () => conn);
+  const release = () => held.shift()();
+  return { queue, log, conn, release };
+}
+
+const tab = (name, timeout) =>
+  Object.assign(
+    caller(false, name, () => {}),
+    timeout === undefined ? {} : { timeout },
+  );
+const sql = (text, more = {}) => ({ op: 'execute', sql: text, ...more });
+
+test('requests run one at a time, in the order they arrived, and live queries re-run once the queue is idle', async () => {
+  const { queue, log, release } = setup();
+  const [a, b] = [tab('A'), tab('B')];
+  queue.enqueue(a, sql('1', { held: true }));
+  queue.enqueue(b, sql('2'));
+  queue.enqueue(a, sql('3'));
+  await settle();
+  assert.deepEqual(log, ['A:1'], 'the next waits for the one running');
+  release();
+  await settle();
+  assert.deepEqual(log, ['A:1', 'B:2', 'A:3', 'idle']);
+});
+
+test("while a caller's transaction is open only its requests run, even those that came after others'", async () => {
+  const { queue, log } = setup();
+  const [a, b] = [tab('A'), tab('B')];
+  queue.enqueue(a, sql('BEGIN'));
+  queue.enqueue(b, sql('x'));
+  queue.enqueue(a, sql('y'));
+  queue.enqueue(a, sql('COMMIT'));
+  await settle();
+  assert.deepEqual(log, ['A:BEGIN', 'A:y', 'A:COMMIT', 'B:x', 'idle'], 'no re-run inside the transaction');
+  assert.equal(queue.owner, null);
+});
+
+test("drop: a caller's requests still queued are dropped; its leaving runs in its turn", async () => {
+  const { queue, log, release } = setup();
+  const [a, b] = [tab('A'), tab('B')];
+  queue.enqueue(a, sql('1', { held: true }));
+  queue.enqueue(b, sql('2'));
+  queue.enqueue(b, sql('3'));
+  queue.drop(b);
+  queue.enqueue(b, { op: 'leave' });
+  queue.enqueue(a, sql('4'));
+  release();
+  await settle();
+  assert.deepEqual(log, ['A:1', 'B left', 'A:4', 'idle']);
+});
+
+test("while an export runs, only its reads, its close and its caller's leaving run", async () => {
+  const { queue, log, conn } = setup();
+  const [a, b] = [tab('A'), tab('B')];
+  queue.enqueue(a, { op: 'exportOpen' });
+  queue.enqueue(b, sql('x'));
+  queue.enqueue(a, sql('y'));
+  queue.enqueue(a, { op: 'exportRead' });
+  queue.enqueue(a, { op: 'exportClose' });
+  await settle();
+  assert.deepEqual(log, ['A:exportOpen', 'A:exportRead', 'A:exportClose', 'B:x', 'A:y', 'idle'], 'no re-run during the export');
+  assert.deepEqual(conn.calls, ['exportEnd']);
+});
+
+test(`an export left unread for ${EXPORT_IDLE_MS} ms while a request waits ends, and the request runs`, async () => {
+  const { queue, log, conn } = setup();
+  const [a, b] = [tab('A'), tab('B')];
+  queue.enqueue(a, { op: 'exportOpen' });
+  await settle();
+  await advance(3 * EXPORT_IDLE_MS);
+  assert.notEqual(queue.exporting, null, 'nobody waits: it is left alone');
+  queue.enqueue(b, sql('x'));
+  await advance(EXPORT_IDLE_MS / 2);
+  // A read: the stall counts from it.
+  queue.enqueue(a, { op: 'exportRead' });
+  await settle();
+  await advance(EXPORT_IDLE_MS - 1);
+  assert.deepEqual(log, ['A:exportOpen', 'A:exportRead'], 'read within the last 10 s: it goes on');
+  await advance(1);
+  assert.equal(queue.exporting, null);
+  assert.deepEqual(conn.calls, ['exportEnd']);
+  assert.deepEqual(log, ['A:exportOpen', 'A:exportRead', 'B:x', 'idle']);
+});
+
+test("a transaction that keeps another caller waiting for its owner's transactionTimeout, idle, is rolled back and its owner told", async () => {
+  const { queue, log, conn } = setup();
+  const [a, b] = [tab('A', 1000), tab('B')];
+  queue.enqueue(a, sql('BEGIN'));
+  await settle();
+  await advance(5000);
+  assert.equal(queue.owner, a, 'nobody waits: never timed out');
+  queue.enqueue(b, sql('x'));
+  await advance(600);
+  // A call of its own: the timeout counts from it.
+  queue.enqueue(a, sql('y'));
+  await settle();
+  await advance(999);
+  assert.deepEqual(log, ['A:BEGIN', 'A:y']);
+  assert.equal(a.expired, false);
+  await advance(1);
+  assert.deepEqual(conn.calls, ['callback false', 'ROLLBACK'], 'rolled back, not as a transaction callback');
+  assert.equal(a.expired, true);
+  assert.equal(queue.owner, null);
+  assert.deepEqual(log, ['A:BEGIN', 'A:y', 'A expired', 'B:x', 'idle']);
+});
+
+test('an owner with a call running is not idle: its time counts from when its last call ended', async () => {
+  const { queue, log, release } = setup();
+  const [a, b] = [tab('A', 1000), tab('B')];
+  queue.enqueue(a, sql('BEGIN'));
+  queue.enqueue(a, sql('slow', { held: true }));
+  await settle();
+  queue.enqueue(b, sql('x'));
+  await advance(5000);
+  assert.equal(a.expired, false, 'its call runs');
+  release();
+  await settle();
+  await advance(999);
+  assert.equal(a.expired, false);
+  await advance(1);
+  assert.equal(a.expired, true);
+  assert.deepEqual(log, ['A:BEGIN', 'A:slow', 'A expired', 'B:x', 'idle']);
+});
+
+test("the timeout a BEGIN names (timeoutNext) is its transaction's, over its caller's; Infinity never expires", async () => {
+  const { queue, log } = setup();
+  const [a, b, c] = [tab('A', 1000), tab('B'), tab('C', 1000)];
+  queue.enqueue(a, sql('BEGIN', { timeout: 300 }));
+  queue.enqueue(b, sql('x'));
+  await settle();
+  await advance(300);
+  assert.equal(a.expired, true, 'after 300 ms, not 1000');
+  queue.enqueue(c, sql('BEGIN', { timeout: Infinity }));
+  queue.enqueue(b, sql('z'));
+  await settle();
+  await advance(1e9);
+  assert.equal(c.expired, false);
+  assert.deepEqual(log, ['A:BEGIN', 'A expired', 'B:x', 'idle', 'C:BEGIN']);
+});
+
+test(`under load, live queries re-run every ${RERUN_EVERY} requests, and never inside a transaction`, async () => {
+  const { queue, log } = setup();
+  const a = tab('A');
+  const n = 2 * RERUN_EVERY + 5;
+  for (let i = 1; i <= n; i++) queue.enqueue(a, sql(String(i)));
+  await settle();
+  const idleAfter = log.flatMap((x, i) => (x === 'idle' ? [log.slice(0, i).filter((y) => y !== 'idle').length] : []));
+  assert.deepEqual(idleAfter, [RERUN_EVERY, 2 * RERUN_EVERY, n]);
+  log.length = 0;
+  queue.enqueue(a, sql('BEGIN'));
+  for (let i = 1; i <= n; i++) queue.enqueue(a, sql(String(i)));
+  queue.enqueue(a, sql('COMMIT'));
+  await settle();
+  assert.deepEqual(
+    log.filter((x) => x === 'idle'),
+    ['idle'],
+  );
+  assert.equal(log.at(-1), 'idle', 'once, after the COMMIT');
+});
+
+test('a request whose run throws ends the worker (die): no answer can be promised after it', async () => {
+  const { queue, log } = setup();
+  queue.enqueue(tab('A'), sql('throw'));
+  await settle();
+  assert.deepEqual(log, ['A:throw', 'died: boom']);
+});
