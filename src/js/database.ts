@@ -403,20 +403,15 @@ export class Database implements Transaction {
 
   /**
    * Closes the database and stops its worker. Later calls reject with
-   * RESQ_CLOSED; so do its exports still running.
+   * RESQ_CLOSED; so do its exports still running. It resolves too when
+   * there is nothing left to close (its worker died, another tab changed
+   * the key: see Link.closeCall), and so does every later close().
    */
   close(): Promise<void> {
-    if (this.#closed) return this.#closed;
+    if (this.#closed) return this.#closed.catch(() => {});
     const closed = new ResqError('RESQ_CLOSED', 'the database is closed');
     for (const stop of [...this.#exports]) stop(closed);
-    const closing = this.#gate(() => this.#link.call('close', {}).then(() => undefined));
-    this.#closed = closing.then(
-      () => this.#forget(),
-      (err) => {
-        this.#forget();
-        if (!(err instanceof ResqError && err.code === 'RESQ_WORKER_DIED')) throw err;
-      },
-    );
+    this.#closed = this.#gate(() => this.#link.closeCall()).finally(() => this.#forget());
     return this.#closed;
   }
 

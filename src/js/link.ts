@@ -91,8 +91,6 @@ export class Link {
     if (this.#dead) return Promise.reject(this.#dead);
     const client = this.#client;
     if (client && !client.dead && this.#ledger.stale(generation)) return Promise.reject(gone());
-    // Between leaders, with nothing waiting, there is nothing to close.
-    if (op === 'close' && !client && this.#ledger.empty) return Promise.resolve(null as Replies[K]);
     const answer = this.#ledger.add(op, fields as Record<string, unknown>, transfer, generation);
     this.#flush();
     return answer as Promise<Replies[K]>;
@@ -141,6 +139,22 @@ export class Link {
   unwatch(id: number): void {
     if (!this.#watchers.remove(id)) return;
     if (this.#client && !this.#client.dead) this.call('unwatch', { watch: id }).catch(() => {});
+  }
+
+  /**
+   * The close call, in its turn. It resolves when there is nothing left to
+   * close, too: between leaders with nothing waiting; once this link can go
+   * no further, whatever the reason (another tab changed the key, a memory
+   * database's worker died); or when the worker it went to died before
+   * answering. The `Database` is finished either way.
+   */
+  async closeCall(): Promise<void> {
+    if (this.#dead || (!this.#client && this.#ledger.empty)) return;
+    try {
+      await this.call('close', {});
+    } catch (err) {
+      if (!this.#dead && !(err instanceof ResqError && err.code === 'RESQ_WORKER_DIED')) throw err;
+    }
   }
 
   /** Stops this tab's part: its worker if it leads (after its close call), its locks, its port. */

@@ -116,6 +116,53 @@ test('after rekey in one tab, the other tab gets RESQ_BAD_KEY and opens it again
   }
 });
 
+test("after another tab's rekey, close() resolves, and so does a second one; a call after them is RESQ_CLOSED", async (t) => {
+  const other = await h.newPage();
+  try {
+    // The tab told is the one that leads (a following tab rekeys), then
+    // one that follows (the leading tab rekeys).
+    for (const told of ['leader', 'follower']) {
+      const name = dbName(t, `${told}.db`);
+      const [rekeying, stale] = told === 'leader' ? [other, h.page] : [h.page, other];
+      // h.page leads (it opens first), `other` follows.
+      for (const page of [h.page, other]) {
+        await inPage(
+          page,
+          async ({ open }, { name }) => {
+            window.resqDb = await open(name, { key: 'old' });
+            await window.resqDb.execute('CREATE TABLE IF NOT EXISTS t(x)');
+          },
+          { name },
+        );
+      }
+      await inPage(rekeying, async () => window.resqDb.rekey('new'));
+      const got = await inPage(stale, async ({ outcome }) => {
+        const code = (o) => (o.ok ? 'ok' : o.error.code);
+        const db = window.resqDb;
+        const call = code(await outcome(db.query('SELECT 1')));
+        const first = code(await outcome(db.close()));
+        const second = code(await outcome(db.close()));
+        const after = code(await outcome(db.query('SELECT 1')));
+        const third = code(await outcome(db.close()));
+        return { call, first, second, after, third };
+      });
+      const carriesOn = await inPage(rekeying, async ({ outcome }) => {
+        const o = await outcome(window.resqDb.query('SELECT count(*) AS n FROM t'));
+        await window.resqDb.close();
+        return o.ok ? 'ok' : o.error.code;
+      });
+      assert.deepEqual(
+        got,
+        { call: 'RESQ_BAD_KEY', first: 'ok', second: 'ok', after: 'RESQ_CLOSED', third: 'ok' },
+        `the ${told}: its key went stale, and its close() resolves, any number of times`,
+      );
+      assert.equal(carriesOn, 'ok', `the tab that rekeyed carries on (the ${told} was told)`);
+    }
+  } finally {
+    await other.close();
+  }
+});
+
 test('rekey(null) decrypts: the file is plain after, opens without a key, and the other tab gets RESQ_BAD_KEY', async (t) => {
   const name = dbName(t);
   const other = await h.newPage();
