@@ -154,7 +154,8 @@ export async function backups(db: Database, download: Response, out: FileSystemF
   await file.pipeTo(await out.createWritable());
   const sources: ImportSource[] = [new Blob([]), new File([], 'backup.db'), download.body!, db.export()];
   for (const source of sources) await importDatabase('media.db', source);
-  const done: undefined = await importDatabase(db, await out.getFile());
+  // biome-ignore lint/suspicious/noConfusingVoidType: pins the declared Promise<void>
+  const done: void = await importDatabase(db, await out.getFile());
   show(done);
   // @ts-expect-error: export is not a promise
   await db.export().then(show);
