@@ -2,33 +2,35 @@
 //! (`cache`), a parameter arena and a JSON buffer (`rows`) that live as
 //! long as the connection (seed 001), the loops behind `execute`, `query`,
 //! `queryBytes` and `executeBatch`, and the savepoints of scripts, batches
-//! and streaming calls. It takes and returns Rust values only;
-//! `entry.rs` converts from and to JS.
+//! and streaming calls. Two parts have files of their own: `Blob` values
+//! that stream into their cells after the call (`streamed`), and the
+//! database as a file, exported and imported (`file`). It takes and
+//! returns Rust values only; `entry.rs` converts from and to JS.
 //!
 //! Every statement is reset and its bindings cleared when a call ends, on
 //! every path, so a failed call leaves nothing bound or locked behind it.
 
-use super::backup::{self, Export};
-use super::cache::{bind_arena, parameter_names, Cache};
+use super::backup::Export;
+use super::cache::{bind_arena, Cache};
 use super::cipher::{self, Key};
 use super::conn::Conn;
-use super::handle::Statement;
 use super::hooks::Hooks;
 use super::reads::Reads;
+use super::rows::RowWriter;
 pub use super::rows::Rows;
-use super::rows::{Columns, RowWriter};
-use super::source::{self, ReadAt};
-use super::streams::{self, Footprint, Stream, Streamed};
+use super::streams::{Stream, Streamed};
 use super::tables;
-use crate::codec::backup::HEADER_LEN;
 use crate::codec::changes::{Mark, SCHEMA};
 use crate::codec::params::{plan, Supplied};
-use crate::codec::stream::{Placeholder, Placeholders};
+use crate::codec::stream::Placeholders;
 use crate::codec::value::Arena;
 use crate::codec::{sql, Error, Result};
 use sqlite_wasm_rs as ffi;
 
 pub use super::streams::Figures;
+
+mod file;
+mod streamed;
 
 /// Fills the arena with one call's values, given the statement's parameter
 /// names (SQLite's order, `None` for a bare `?`). Returns the labels of the
@@ -51,8 +53,6 @@ const SCRIPT: Savepoint =
     Savepoint { begin: "SAVEPOINT resq_script", release: "RELEASE resq_script", rollback: "ROLLBACK TO resq_script" };
 const BATCH: Savepoint =
     Savepoint { begin: "SAVEPOINT resq_batch", release: "RELEASE resq_batch", rollback: "ROLLBACK TO resq_batch" };
-const STREAM: Savepoint =
-    Savepoint { begin: "SAVEPOINT resq_stream", release: "RELEASE resq_stream", rollback: "ROLLBACK TO resq_stream" };
 
 // Field order is drop order: statements and blob handles before the
 // connection. The hooks are removed first, by `Drop`.
@@ -266,73 +266,6 @@ impl Db {
         }
     }
 
-    /// A statement with streamed values, prepared afresh so the authorizer
-    /// sees what it writes; its savepoint stays open until [`Db::stream_end`].
-    fn execute_streaming(&mut self, sql: &str, bind: &mut Bind) -> Result<Figures> {
-        let mark = self.begin_savepoint(&STREAM)?;
-        let run = (|| {
-            let (stmt, footprint, streamed) = self.prepare_streaming(sql, bind)?;
-            let (conn, hooks) = (&self.conn, &self.hooks);
-            streams::run(conn, &footprint, &streamed, false, |watch| {
-                hooks.watching(watch, || conn.step_all(stmt.raw()))
-            })
-        })();
-        self.arena.clear();
-        self.keep_streams(mark, run)
-    }
-
-    /// Prepares a statement with streamed values afresh, so the authorizer
-    /// sees what it reads and writes, and binds one call's values to it.
-    fn prepare_streaming(&mut self, sql: &str, bind: &mut Bind) -> Result<(Statement, Footprint, Vec<Streamed>)> {
-        let (stmt, footprint) = streams::prepare(&self.conn, sql)?;
-        self.arena.clear();
-        let labels = bind(&parameter_names(&stmt), &mut self.arena)?;
-        let streamed = bind_arena(&self.conn, stmt.raw(), &self.arena, &mut self.placeholders, labels)?;
-        Ok((stmt, footprint, streamed))
-    }
-
-    /// After a streaming statement ran in the savepoint begun at `mark`:
-    /// keeps its target cells open for [`Db::stream_write`] (the savepoint
-    /// stays open until [`Db::stream_end`]), or ends the savepoint at once
-    /// when there is nothing to write or the statement failed.
-    fn keep_streams<T>(&mut self, mark: Mark, run: Result<(Vec<Stream>, T)>) -> Result<T> {
-        match run {
-            // Nothing to write (the statement changed no row): done now.
-            Ok((streams, value)) if streams.iter().all(Stream::is_empty) => {
-                self.end_savepoint(&STREAM, mark, Ok(value))
-            }
-            Ok((streams, value)) => {
-                self.streams = streams;
-                self.stream_mark = mark;
-                Ok(value)
-            }
-            Err(e) => self.end_savepoint(&STREAM, mark, Err(e)),
-        }
-    }
-
-    /// How many streamed values the last `execute` still has to write.
-    pub fn streaming(&self) -> usize {
-        self.streams.len()
-    }
-
-    /// Writes one chunk of streamed value `i` at `offset` into its cells.
-    pub fn stream_write(&mut self, i: usize, offset: u64, chunk: &[u8]) -> Result<()> {
-        match self.streams.get(i) {
-            Some(s) => s.write(&self.conn, offset, chunk),
-            None => Err(Error::BadParam("no Blob parameter is being written".into())),
-        }
-    }
-
-    /// Ends the streaming `execute`: keeps its effects (`ok`) or undoes them.
-    pub fn stream_end(&mut self, ok: bool) -> Result<()> {
-        self.streams.clear();
-        let result = if ok { Ok(()) } else { Err(Error::BadParam("the streamed values were not all written".into())) };
-        match self.end_savepoint(&STREAM, self.stream_mark, result) {
-            Err(_) if !ok => Ok(()),
-            other => other,
-        }
-    }
-
     /// Runs a script statement by statement. The script is atomic (one
     /// savepoint) unless it manages transactions itself; then what ran before
     /// its first BEGIN/COMMIT/… is committed as that statement would.
@@ -458,38 +391,6 @@ impl Db {
         }
     }
 
-    /// A write with streamed values whose rows (`RETURNING`) are wanted:
-    /// run as `execute` runs one (see [`Db::execute_streaming`]), writing
-    /// its rows as it steps. A row that holds a placeholder is refused, and
-    /// so is a statement that reads, outside its triggers, a column a
-    /// streamed value goes into (see `streams`): its rows would show the
-    /// placeholder, not the bytes.
-    fn query_streaming(
-        &mut self,
-        sql: &str,
-        bind: &mut Bind,
-        mode: Rows,
-        own: &mut dyn FnMut(&[u8]) -> usize,
-    ) -> Result<Vec<String>> {
-        let mark = self.begin_savepoint(&STREAM)?;
-        let run = (|| {
-            let (stmt, footprint, streamed) = self.prepare_streaming(sql, bind)?;
-            let returns_rows = unsafe { ffi::sqlite3_column_count(stmt.raw()) } > 0;
-            let placeholders: Vec<Placeholder> = streamed.iter().map(|s| s.placeholder).collect();
-            let (conn, hooks, rows) = (&self.conn, &self.hooks, &mut self.rows);
-            let mut names = Vec::new();
-            let mut cols = Columns::default();
-            let (streams, _) = streams::run(conn, &footprint, &streamed, returns_rows, |watch| {
-                hooks
-                    .watching(watch, || rows.write(conn, stmt.raw(), &mut cols, mode, own, &placeholders))
-                    .map(|n| names = n)
-            })?;
-            Ok((streams, names))
-        })();
-        self.arena.clear();
-        self.keep_streams(mark, run)
-    }
-
     /// `(start, length)` of a range of one stored BLOB, checked against its size.
     pub fn blob_range(
         &mut self,
@@ -550,83 +451,6 @@ impl Db {
     /// [`SCHEMA`] when one of them ran DDL.
     pub fn take_changed(&mut self) -> Vec<String> {
         self.hooks.changes().take()
-    }
-
-    /// Begins an `export()`: returns the file's size in bytes. Nothing else
-    /// may run on the connection until [`Db::export_end`] (the worker's
-    /// queue sees to that), so every page read is of one state.
-    pub fn export_begin(&mut self) -> Result<u64> {
-        if self.conn.in_transaction() {
-            return Err(Error::BadParam(
-                "export() reads committed data: end the open transaction (COMMIT or ROLLBACK) first".into(),
-            ));
-        }
-        self.drop_read_handle();
-        self.export = None;
-        let export = Export::begin(&self.conn)?;
-        let size = export.size();
-        self.export = Some(export);
-        Ok(size)
-    }
-
-    /// Bytes the next [`Db::export_read`] of at most `max` gives (whole
-    /// pages; 0 once every page was read).
-    pub fn export_next_len(&self, max: u64) -> u64 {
-        self.export.as_ref().map_or(0, |e| if e.finished() { 0 } else { e.next_len(max) })
-    }
-
-    /// Reads the next [`Db::export_next_len`]`(max)` bytes of the export into
-    /// `sink`; the export ends after its last page, or on an error.
-    pub fn export_read(&mut self, max: u64, sink: &mut dyn FnMut(u64, &[u8])) -> Result<()> {
-        let Some(export) = self.export.as_mut() else {
-            return Err(Error::BadParam("no export is in progress".into()));
-        };
-        let r = export.read(&self.conn, max, sink);
-        if r.is_err() || export.finished() {
-            self.export = None;
-        }
-        r
-    }
-
-    /// Ends the export in progress, if any (its reading statement is finalized).
-    pub fn export_end(&mut self) {
-        self.export = None;
-    }
-
-    /// `importDatabase`: replaces the database with the file of `size`
-    /// bytes that `read` reads, once it has been checked: its header
-    /// (`codec::backup`), then every page (`PRAGMA quick_check`), opened
-    /// untrusted. Then one write transaction copies it over the database;
-    /// a failure anywhere changes nothing. Live queries hear that every
-    /// table changed, and every `blobStream` session ends (`SQLITE_ABORT`).
-    ///
-    /// An encrypted file is read with `key` (SQLite3MC decrypts it, and
-    /// the copy is encrypted with this database's key): which file may go
-    /// into which database is `backup::admit`'s rule.
-    pub fn import(&mut self, size: u64, mut read: ReadAt, key: Option<&Key>) -> Result<()> {
-        if self.conn.in_transaction() {
-            return Err(Error::BadParam(
-                "a database cannot be replaced while a transaction is open on it; end it (COMMIT or ROLLBACK) first"
-                    .into(),
-            ));
-        }
-        let mut head = [0u8; HEADER_LEN];
-        let have = (size as usize).min(HEADER_LEN);
-        if have > 0 {
-            read(0, &mut head[..have])
-                .map_err(|m| Error::BadParam(format!("the imported file could not be read: {m}")))?;
-        }
-        let encrypted = backup::admit(&head[..have], size, cipher::keyed(&self.conn), key.is_some())?;
-        let src = source::open(size, read, key.filter(|_| encrypted))?;
-        backup::check(src.conn())?;
-        self.drop_read_handle();
-        self.export_end();
-        backup::copy(&self.conn, src.conn())?;
-        let mut changes = self.hooks.changes();
-        changes.changed(SCHEMA);
-        changes.committed();
-        self.reads.all_changed();
-        Ok(())
     }
 
     /// Closes the connection; a second call does nothing.

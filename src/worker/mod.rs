@@ -7,8 +7,9 @@
 //! - `storage`: OPFS (one sync-access-handle pool per database) or memory.
 //! - `gather`: the VFS over the pool that writes contiguous writes as one.
 //! - `db`: the connection as the package uses it: statement cache, the
-//!   execute/query/batch loops, savepoints, export and import. Rust values
-//!   only.
+//!   execute/query/batch loops, savepoints; streamed values written after
+//!   their call (`db::streamed`); export and import (`db::file`). Rust
+//!   values only.
 //! - `calls`: the record of following tabs' calls (exactly once across a
 //!   change of leader), kept in the database beside their writes.
 //! - `backup`: the database as a file: its pages read out in order
