@@ -54,6 +54,14 @@ const SCRIPT: Savepoint =
 const BATCH: Savepoint =
     Savepoint { begin: "SAVEPOINT resq_batch", release: "RELEASE resq_batch", rollback: "ROLLBACK TO resq_batch" };
 
+/// An `executeBatch` in parts (see [`Db::execute_batch`]): where its
+/// savepoint began, and the sets run and rows changed by its parts so far.
+struct Parts {
+    mark: Mark,
+    sets: usize,
+    changes: i64,
+}
+
 // Field order is drop order: statements and blob handles before the
 // connection. The hooks are removed first, by `Drop`.
 pub struct Db {
@@ -63,6 +71,8 @@ pub struct Db {
     streams: Vec<Stream>,
     /// Where the streaming `execute`'s savepoint began.
     stream_mark: Mark,
+    /// An `executeBatch` in parts, between its first part and its last.
+    batch: Option<Parts>,
     /// The `export()` in progress: its reading statement stays open
     /// between reads.
     export: Option<Export>,
@@ -92,6 +102,7 @@ impl Db {
             cache: Cache::default(),
             streams: Vec::new(),
             stream_mark: Mark::default(),
+            batch: None,
             export: None,
             reads,
             hooks,
@@ -177,13 +188,6 @@ impl Db {
             self.reads.rolled_back();
         }
         result
-    }
-
-    /// Runs `f` inside savepoint `sp`: all of it, or nothing.
-    fn in_savepoint<T>(&mut self, sp: &Savepoint, f: impl FnOnce(&mut Db) -> Result<T>) -> Result<T> {
-        let mark = self.begin_savepoint(sp)?;
-        let result = f(self);
-        self.end_savepoint(sp, mark, result)
     }
 
     /// Marks the calls that follow as run for a `transaction()` callback, or
@@ -314,36 +318,67 @@ impl Db {
     }
 
     /// `executeBatch`: one statement, once per parameter set (`bind(n, …)`
-    /// binds set `n`), all or nothing.
-    pub fn execute_batch(&mut self, sql: &str, sets: usize, bind: &mut BindSet) -> Result<Figures> {
-        self.admit(sql)?;
-        self.in_savepoint(&BATCH, |db| {
-            // Prepared after the savepoint statement: nothing below touches
-            // the cache again, so `at` stays valid for every set.
-            let at = db
-                .cache
-                .prepare(&db.conn, sql)?
-                .ok_or_else(|| Error::BadParam("executeBatch takes exactly one statement".into()))?;
-            let mut changes = 0i64;
-            for n in 0..sets {
-                let r = db.bind(at, &mut |names, arena| bind(n, names, arena)).and_then(|streamed| {
-                    match streamed.first() {
-                        Some(s) => Err(Error::BadParam(format!(
-                            "{}: a Blob or File this large streams, and only execute() takes one",
-                            s.label
-                        ))),
-                        None => db.conn.step_all(db.cache[at].stmt.raw()),
-                    }
-                });
-                db.release(at);
-                match r {
-                    Ok(()) => changes += db.conn.figures().0,
-                    Err(Error::BadParam(m)) => return Err(Error::BadParam(format!("parameter set {}: {m}", n + 1))),
-                    Err(e) => return Err(e),
-                }
+    /// binds set `n` of this call), all or nothing. A batch may come in
+    /// parts, when the worker reads its `Blob`s a part at a time (`more`:
+    /// parts follow this one): its savepoint stays open from the first
+    /// part until the last one, or a failure, ends it, so the whole batch
+    /// is still all or nothing. The sets are numbered across the whole
+    /// batch, and the figures are those of every part so far.
+    pub fn execute_batch(&mut self, sql: &str, sets: usize, bind: &mut BindSet, more: bool) -> Result<Figures> {
+        let parts = match self.batch.take() {
+            Some(parts) => parts,
+            None => Parts { mark: self.begin_savepoint(&BATCH)?, sets: 0, changes: 0 },
+        };
+        let changes = self.run_sets(sql, parts.sets, sets, bind).map(|n| parts.changes + n);
+        let rowid = self.conn.figures().1;
+        match changes {
+            Ok(changes) if more => {
+                self.batch = Some(Parts { sets: parts.sets + sets, changes, ..parts });
+                Ok((changes, rowid))
             }
-            Ok((changes, db.conn.figures().1))
-        })
+            result => self.end_savepoint(&BATCH, parts.mark, result.map(|changes| (changes, rowid))),
+        }
+    }
+
+    /// Ends an `executeBatch` in parts before its last part (the worker
+    /// could not read the next part's values): every part is undone.
+    pub fn batch_abort(&mut self) {
+        if let Some(parts) = self.batch.take() {
+            let stopped = Err::<(), _>(Error::BadParam("the batch was stopped before its last part".into()));
+            let _ = self.end_savepoint(&BATCH, parts.mark, stopped);
+        }
+    }
+
+    /// Runs one statement once per parameter set, for `sets` sets of which
+    /// the first is set `first` of its batch (from 0): the rows they changed.
+    fn run_sets(&mut self, sql: &str, first: usize, sets: usize, bind: &mut BindSet) -> Result<i64> {
+        self.admit(sql)?;
+        // Prepared inside the batch's savepoint: nothing below touches the
+        // cache again, so `at` stays valid for every set.
+        let at = self
+            .cache
+            .prepare(&self.conn, sql)?
+            .ok_or_else(|| Error::BadParam("executeBatch takes exactly one statement".into()))?;
+        let mut changes = 0i64;
+        for n in 0..sets {
+            let r =
+                self.bind(at, &mut |names, arena| bind(n, names, arena)).and_then(|streamed| match streamed.first() {
+                    Some(s) => Err(Error::BadParam(format!(
+                        "{}: a Blob or File this large streams, and only execute() takes one",
+                        s.label
+                    ))),
+                    None => self.conn.step_all(self.cache[at].stmt.raw()),
+                });
+            self.release(at);
+            match r {
+                Ok(()) => changes += self.conn.figures().0,
+                Err(Error::BadParam(m)) => {
+                    return Err(Error::BadParam(format!("parameter set {}: {m}", first + n + 1)))
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(changes)
     }
 
     /// `query`/`queryBytes`: runs one statement and writes its rows into
@@ -459,6 +494,7 @@ impl Db {
         if !self.streams.is_empty() {
             let _ = self.stream_end(false);
         }
+        self.batch_abort();
         self.reads.drop_handle();
         self.hooks.remove(&self.conn);
         self.cache.clear();

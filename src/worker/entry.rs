@@ -265,19 +265,36 @@ impl Connection {
         self.calls.forget_all_but(&mut self.db, &[]).map_err(js_err)
     }
 
+    /// `executeBatch`: `sql` once per parameter set of `sets` (an array),
+    /// all or nothing. `more`: more parts of this batch follow, each a call
+    /// of its own (the worker reads a batch's `Blob`s a part at a time):
+    /// one savepoint holds them all, and the sets are numbered across the
+    /// whole batch; a part that fails ends it, and [`Self::batch_abort`]
+    /// ends it between parts. `{ changes, lastInsertRowid }` of every part
+    /// so far.
     #[wasm_bindgen(js_name = executeBatch)]
-    pub fn execute_batch(&mut self, sql: &str, sets: JsValue) -> JsResult<JsValue> {
+    pub fn execute_batch(&mut self, sql: &str, sets: JsValue, more: bool) -> JsResult<JsValue> {
         self.db.drop_read_handle();
-        let sets: Array = sets
-            .dyn_into()
-            .map_err(|_| js_err(Error::BadParam("executeBatch takes an array of parameter sets".into())))?;
+        let Ok(sets) = sets.dyn_into::<Array>() else {
+            // A part that fails ends its batch.
+            self.db.batch_abort();
+            return Err(js_err(Error::BadParam("executeBatch takes an array of parameter sets".into())));
+        };
         let mut bind = |n: usize, names: &[Option<String>], arena: &mut Arena| {
             let params = Params::from_js(&sets.get(n as u32))?;
             bind_params(&params, names, arena, None)
         };
         let figures =
-            self.db.execute_batch(sql, sets.length() as usize, &mut bind).map_err(|e| js_err(e.with_sql(sql)))?;
+            self.db.execute_batch(sql, sets.length() as usize, &mut bind, more).map_err(|e| js_err(e.with_sql(sql)))?;
         Ok(figures_to_js(figures))
+    }
+
+    /// Ends an `executeBatch` in parts between two parts (the next part's
+    /// values could not be read): every part is undone. Does nothing when
+    /// no batch is open (the part that failed ended it).
+    #[wasm_bindgen(js_name = batchAbort)]
+    pub fn batch_abort(&mut self) {
+        self.db.batch_abort();
     }
 
     /// `executeBatch` of sets the page encoded into one buffer
@@ -290,7 +307,7 @@ impl Connection {
         // `execute_batch` binds set 0, 1, … in order, each once.
         let mut bind =
             |_: usize, names: &[Option<String>], arena: &mut Arena| batch.bind_next(names, arena).map(|()| Vec::new());
-        let figures = self.db.execute_batch(sql, sets, &mut bind).map_err(|e| js_err(e.with_sql(sql)))?;
+        let figures = self.db.execute_batch(sql, sets, &mut bind, false).map_err(|e| js_err(e.with_sql(sql)))?;
         Ok(figures_to_js(figures))
     }
 

@@ -224,3 +224,45 @@ test('executeBatch of 100 Files of 3 MB reads them in bounded parts, in one tran
   assert.ok(got.peak <= 40 << 20, `at most about 32 MB of Files read before a part ran (${(got.peak / 2 ** 20).toFixed(1)} MB)`);
   t.diagnostic(`most bytes of Files read at once: ${(got.peak / 2 ** 20).toFixed(1)} MB of 300 MB`);
 });
+
+test('executeBatch in parts that fails in its third part: the error names the set in the whole batch, nothing is stored or seen changed, and the next call works', {
+  opfs: false,
+}, async (t) => {
+  const name = dbName(t);
+  const got = await inPage(
+    h.page,
+    async ({ open, outcome, probe, scratch }, name) => {
+      const db = await open(name, scratch);
+      await db.execute('CREATE TABLE f(n INTEGER PRIMARY KEY, data BLOB)');
+      const counts = [];
+      const stop = db.watch('SELECT count(*) AS n FROM f', [], (rows) => counts.push(rows[0].n));
+      await stop.ready;
+      await db.query('SELECT 1');
+      const runsBefore = await probe(name, 'watchRuns');
+      // Ten 3 MB Files fill a part (the worker reads at most 32 MB of them
+      // before it runs the sets that hold them): sets 21 to 25 are the
+      // third part, and set 23 has a value no SQLite type takes.
+      const file = new File([new Uint8Array(3 << 20).fill(7)], 'f.bin');
+      const sets = Array.from({ length: 25 }, (_, n) => [n, file]);
+      sets[22] = [22, undefined];
+      const failed = await outcome(db.executeBatch('INSERT INTO f(n, data) VALUES (?, ?)', sets));
+      const stored = (await db.query('SELECT count(*) AS n FROM f'))[0].n;
+      const runsAfterFailure = await probe(name, 'watchRuns');
+      const next = await outcome(db.executeBatch('INSERT INTO f(n, data) VALUES (?, ?)', sets.slice(0, 12)));
+      await db.query('SELECT 1');
+      const runsAfterNext = await probe(name, 'watchRuns');
+      stop();
+      await db.close();
+      return { failed, stored, next, counts, runs: [runsBefore, runsAfterFailure, runsAfterNext] };
+    },
+    name,
+  );
+  assert.equal(got.failed.ok, false);
+  assert.equal(got.failed.error.code, 'RESQ_BAD_PARAM', got.failed.error.message);
+  assert.match(got.failed.error.message, /^parameter set 23: parameter 2: undefined/);
+  assert.equal(got.stored, 0, 'nothing of the first two parts is stored');
+  assert.equal(got.runs[1], got.runs[0], 'the live query did not run again: no table changed');
+  assert.deepEqual(got.next, { ok: true, value: { changes: 12, lastInsertRowid: 11 } });
+  assert.equal(got.runs[2], got.runs[1] + 1, 'the next batch changed f: its live query ran again');
+  assert.deepEqual(got.counts, [0, 12]);
+});

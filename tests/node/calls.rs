@@ -274,17 +274,17 @@ async fn execute_batch_is_all_or_nothing() {
     let sets =
         |xs: &[JsValue]| -> JsValue { xs.iter().map(|x| params(std::slice::from_ref(x))).collect::<Array>().into() };
 
-    let r = db.execute_batch(ins, sets(&[num(1.0), num(2.0), num(3.0)])).expect("batch");
+    let r = db.execute_batch(ins, sets(&[num(1.0), num(2.0), num(3.0)]), false).expect("batch");
     assert_eq!(figures(&r), (3.0, 3.0), "changes is the total");
 
     // A constraint failure in the third set undoes the first two.
-    let e = db.execute_batch(ins, sets(&[num(4.0), num(5.0), num(1.0)])).expect_err("duplicate in set 3");
+    let e = db.execute_batch(ins, sets(&[num(4.0), num(5.0), num(1.0)]), false).expect_err("duplicate in set 3");
     let (code, errno, _) = error_parts(&e);
     assert_eq!((code.as_str(), errno), ("SQLITE_CONSTRAINT_UNIQUE", Some(2067.0)));
     assert_eq!(json_of(&mut db, "SELECT group_concat(x) AS xs FROM b"), r#"[{"xs":"1,2,3"}]"#);
 
     // A bad value in the second set: RESQ_BAD_PARAM naming the set and parameter.
-    let e = db.execute_batch(ins, sets(&[num(6.0), JsValue::UNDEFINED])).expect_err("undefined");
+    let e = db.execute_batch(ins, sets(&[num(6.0), JsValue::UNDEFINED]), false).expect_err("undefined");
     let (code, _, message) = error_parts(&e);
     assert_eq!(code, "RESQ_BAD_PARAM");
     assert!(message.contains("parameter set 2") && message.contains("parameter 1"), "{message}");
@@ -292,13 +292,62 @@ async fn execute_batch_is_all_or_nothing() {
 
     // Named sets, and the connection is not left inside a transaction.
     let named_sets: Array = [7.0, 8.0].iter().map(|x| named(&[("x", num(*x))])).collect();
-    let r = db.execute_batch("INSERT INTO b(x) VALUES (:x)", named_sets.into()).expect("named batch");
+    let r = db.execute_batch("INSERT INTO b(x) VALUES (:x)", named_sets.into(), false).expect("named batch");
     assert_eq!(figures(&r), (2.0, 5.0));
     assert_no_transaction(&mut db);
     // Not an array of sets; more than one statement.
-    expect_bad_param(db.execute_batch(ins, num(1.0)), "array");
-    expect_bad_param(db.execute_batch("INSERT INTO b(x) VALUES (?); SELECT 1", sets(&[num(9.0)])), "one statement");
+    expect_bad_param(db.execute_batch(ins, num(1.0), false), "array");
+    expect_bad_param(
+        db.execute_batch("INSERT INTO b(x) VALUES (?); SELECT 1", sets(&[num(9.0)]), false),
+        "one statement",
+    );
     assert_eq!(json_of(&mut db, "SELECT group_concat(x) AS xs FROM b"), r#"[{"xs":"1,2,3,7,8"}]"#);
+}
+
+#[wasm_bindgen_test]
+async fn execute_batch_in_parts_is_one_batch() {
+    let mut db = open_mem(1024.0).await;
+    exec(&mut db, "CREATE TABLE b(id INTEGER PRIMARY KEY, x UNIQUE)", JsValue::UNDEFINED);
+    let ins = "INSERT INTO b(x) VALUES (?)";
+    let sets =
+        |xs: &[JsValue]| -> JsValue { xs.iter().map(|x| params(std::slice::from_ref(x))).collect::<Array>().into() };
+    let xs = |db: &mut Connection| json_of(db, "SELECT group_concat(x) AS xs FROM b");
+
+    // Three parts: the figures are the whole batch's.
+    db.execute_batch(ins, sets(&[num(1.0), num(2.0)]), true).expect("part 1");
+    db.execute_batch(ins, sets(&[num(3.0)]), true).expect("part 2");
+    let r = db.execute_batch(ins, sets(&[num(4.0), num(5.0)]), false).expect("part 3");
+    assert_eq!(figures(&r), (5.0, 5.0), "changes is the total of the parts");
+    assert_no_transaction(&mut db);
+
+    // A bad value in the third part's second set is set 5 of the batch,
+    // and the parts before it are undone.
+    db.execute_batch(ins, sets(&[num(6.0), num(7.0)]), true).expect("part 1");
+    db.execute_batch(ins, sets(&[num(8.0)]), true).expect("part 2");
+    let e = db.execute_batch(ins, sets(&[num(9.0), JsValue::UNDEFINED]), false).expect_err("undefined");
+    let (code, _, message) = error_parts(&e);
+    assert_eq!(code, "RESQ_BAD_PARAM");
+    assert!(message.starts_with("parameter set 5: parameter 1"), "{message}");
+    assert_eq!(xs(&mut db), r#"[{"xs":"1,2,3,4,5"}]"#);
+    assert_no_transaction(&mut db);
+
+    // A constraint that fails in a later part undoes the earlier ones too.
+    db.execute_batch(ins, sets(&[num(10.0)]), true).expect("part 1");
+    let e = db.execute_batch(ins, sets(&[num(1.0)]), true).expect_err("duplicate");
+    assert_eq!(error_parts(&e).0, "SQLITE_CONSTRAINT_UNIQUE");
+    assert_eq!(xs(&mut db), r#"[{"xs":"1,2,3,4,5"}]"#);
+    assert_no_transaction(&mut db);
+
+    // Stopped between parts (the next part's values could not be read).
+    db.execute_batch(ins, sets(&[num(11.0)]), true).expect("part 1");
+    db.batch_abort();
+    db.batch_abort();
+    assert_eq!(xs(&mut db), r#"[{"xs":"1,2,3,4,5"}]"#);
+    assert_no_transaction(&mut db);
+
+    // The next batch is numbered from its own first set.
+    let e = db.execute_batch(ins, sets(&[JsValue::UNDEFINED]), false).expect_err("undefined");
+    assert!(error_parts(&e).2.starts_with("parameter set 1: "), "{e:?}");
 }
 
 #[wasm_bindgen_test]

@@ -51,7 +51,7 @@ async fn take_changed_names_committed_tables_once() {
     assert_eq!(taken(&mut db), Vec::<String>::new());
     // Batches and scripts commit like the rest.
     let sets: Array = [1.0, 2.0].iter().map(|x| params(&[num(*x)])).collect();
-    db.execute_batch("INSERT INTO t(x) VALUES (?)", sets.into()).expect("batch");
+    db.execute_batch("INSERT INTO t(x) VALUES (?)", sets.into(), false).expect("batch");
     assert_eq!(taken(&mut db), ["t"]);
     exec(&mut db, "INSERT INTO photos(x) VALUES (3); DELETE FROM t WHERE x = 1", JsValue::UNDEFINED);
     assert_eq!(taken(&mut db), ["photos", "t"]);
@@ -80,12 +80,19 @@ async fn take_changed_leaves_out_what_rolled_back() {
     // A batch and a script that fail are undone, in autocommit mode and in
     // a transaction that then commits.
     let sets: Array = [4.0, 1.0].iter().map(|x| params(&[num(*x)])).collect();
-    assert!(db.execute_batch("INSERT INTO t(x) VALUES (?)", sets.clone().into()).is_err());
+    assert!(db.execute_batch("INSERT INTO t(x) VALUES (?)", sets.clone().into(), false).is_err());
     next_commit(&mut db, "failed batch");
+    let part: Array = [7.0].iter().map(|x| params(&[num(*x)])).collect();
+    db.execute_batch("INSERT INTO t(x) VALUES (?)", part.clone().into(), true).expect("part 1");
+    assert!(db.execute_batch("INSERT INTO t(x) VALUES (?)", sets.clone().into(), false).is_err());
+    next_commit(&mut db, "failed batch in parts");
+    db.execute_batch("INSERT INTO t(x) VALUES (?)", part.into(), true).expect("part 1");
+    db.batch_abort();
+    next_commit(&mut db, "batch stopped between parts");
     assert!(db.execute("INSERT INTO u VALUES (1); INSERT INTO t(x) VALUES (1)", JsValue::UNDEFINED).is_err());
     next_commit(&mut db, "failed script");
     exec(&mut db, "BEGIN", JsValue::UNDEFINED);
-    assert!(db.execute_batch("INSERT INTO t(x) VALUES (?)", sets.into()).is_err());
+    assert!(db.execute_batch("INSERT INTO t(x) VALUES (?)", sets.into(), false).is_err());
     assert!(db.execute("INSERT INTO u VALUES (1); INSERT INTO t(x) VALUES (1)", JsValue::UNDEFINED).is_err());
     exec(&mut db, "COMMIT", JsValue::UNDEFINED);
     assert_eq!(taken(&mut db), Vec::<String>::new(), "failed batch and script in a committed transaction");

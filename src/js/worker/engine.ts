@@ -15,7 +15,10 @@ export type Executed = RunResult & { streams?: Blob[] };
 /** What this worker calls on its connection. Properties, not methods: their parameters are checked strictly. */
 export interface Engine {
   execute: (sql: string, params: unknown) => Executed;
-  executeBatch: (sql: string, sets: unknown[]) => RunResult;
+  /** `more`: parts of this batch follow (one savepoint holds them all); the figures are those of the parts so far. */
+  executeBatch: (sql: string, sets: unknown[], more: boolean) => RunResult;
+  /** Ends a batch in parts between two parts: they are all undone. */
+  batchAbort: () => void;
   executeBatchEncoded: (sql: string, encoded: Uint8Array) => RunResult;
   query: (sql: string, params: unknown) => QueryResult;
   queryBytes: (sql: string, params: unknown) => Uint8Array;

@@ -3,7 +3,7 @@
 // run, recorded with its write when a following tab sent it, replied to.
 
 import { keyBytes, keyOf } from '../keyproof.js';
-import type { Op, Replies, Request, Requests, WireError } from '../protocol.js';
+import type { Op, Replies, Request, Requests, RunResult, WireError } from '../protocol.js';
 import type { Caller } from './callers.js';
 import { cipher, connection, db, endsTransaction, limits, refusal, type Engine } from './engine.js';
 import { batchRuns, discardStage, inlineSmall, ownStage, resolveStaged, writeStreams, writeTaken } from './feed.js';
@@ -73,33 +73,22 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
       if (!(req.encoded instanceof Uint8Array)) throw refusal('RESQ_BAD_PARAM', 'executeBatch: the encoded parameter sets are not bytes');
       return c.executeBatchEncoded(req.sql, req.encoded);
     }
+    // In parts, each with no more small Blobs read than the budget (feed.ts):
+    // the core keeps one savepoint from the first part to the last (still
+    // all or nothing) and numbers the sets across the whole batch.
     const sets = req.sets ?? [];
-    const runs = batchRuns(sets);
-    if (runs.length === 1) return c.executeBatch(req.sql, await Promise.all(sets.map(inlineSmall)));
-    // In parts, each with no more small Blobs read than the budget, inside
-    // one savepoint: still all or nothing.
-    c.execute('SAVEPOINT resq_batches', undefined);
-    let changes = 0;
-    let lastInsertRowid: number | bigint = 0;
-    try {
-      for (const [start, end] of runs) {
-        const part = await Promise.all(sets.slice(start, end).map(inlineSmall));
-        let r: ReturnType<typeof c.executeBatch>;
-        try {
-          r = c.executeBatch(req.sql, part);
-        } catch (err) {
-          throw renumbered(err, start);
-        }
-        changes += r.changes;
-        lastInsertRowid = r.lastInsertRowid;
+    let r!: RunResult;
+    for (const [start, end] of batchRuns(sets)) {
+      let part: unknown[];
+      try {
+        part = await Promise.all(sets.slice(start, end).map(inlineSmall));
+      } catch (err) {
+        c.batchAbort(); // a Blob that could not be read: the parts before it are undone
+        throw err;
       }
-    } catch (err) {
-      c.execute('ROLLBACK TO resq_batches', undefined);
-      c.execute('RELEASE resq_batches', undefined);
-      throw err;
+      r = c.executeBatch(req.sql, part, end < sets.length);
     }
-    c.execute('RELEASE resq_batches', undefined);
-    return { changes, lastInsertRowid };
+    return r;
   },
   readBlob(req, transfer) {
     const bytes = connection().readBlob(req.table, req.column, req.rowid, req.offset, req.length);
@@ -276,13 +265,6 @@ async function moveToCiphers(c: Engine, from: Caller, cx: Context): Promise<'mov
   db.closedByPage = true;
   cx.rekeyed(from);
   return 'moved';
-}
-
-/** A batch part's error names its parameter set within the part: renumbered within the whole batch. */
-function renumbered(err: unknown, offset: number): unknown {
-  const e = err as WireError;
-  if (offset === 0 || typeof e?.message !== 'string') return err;
-  return { ...e, message: e.message.replace(/^parameter set (\d+)/, (_, n) => `parameter set ${Number(n) + offset}`) };
 }
 
 /** A request's shape: an object with a numeric id and an op this worker has. */
