@@ -151,10 +151,9 @@ async function cleanUp(c: Caller): Promise<void> {
     conn.transactionCallback(false);
     conn.execute('ROLLBACK', undefined);
   }
-  for (const id of c.sessions) conn.blobStreamClose(id);
+  conn.blobStreamsClose(c.tab);
   for (const id of [...c.stages]) await discardStage(c, id);
   unwatchAll(c);
-  c.sessions.clear();
   // Its calls will not be sent again: their record goes.
   conn.callsForget(c.tab);
 }

@@ -452,27 +452,33 @@ impl Db {
         self.reads.read(&self.conn, (table, column, rowid), start, len, sink)
     }
 
-    /// Begins a `blobStream` session: `(id, start, end)`.
+    /// Begins a `blobStream` session of `tab`'s: `(id, start, end)`.
     pub fn stream_open(
         &mut self,
+        tab: &str,
         table: &str,
         column: &str,
         rowid: i64,
         offset: Option<f64>,
         length: Option<f64>,
     ) -> Result<(u32, u64, u64)> {
-        self.reads.open_session(&self.conn, table, column, rowid, offset, length)
+        self.reads.open_session(&self.conn, tab, (table, column, rowid), offset, length)
     }
 
-    /// Reads `[start, start + len)` for session `id`, or fails with
-    /// `SQLITE_ABORT` when its value changed since it began.
-    pub fn stream_read(&mut self, id: u32, start: u64, len: u64, sink: &mut dyn FnMut(u64, &[u8])) -> Result<()> {
-        let (table, column, rowid) = self.reads.session_cell(id, start, len)?;
-        self.reads.read(&self.conn, (&table, &column, rowid), start, len, sink)
+    /// The cell `[start, start + len)` of `tab`'s session `id` is to be
+    /// read from (with [`Db::read_blob`]), or why not: the session is
+    /// unknown, ended, or its value changed since it began (`SQLITE_ABORT`).
+    pub fn stream_cell(&mut self, tab: &str, id: u32, start: u64, len: u64) -> Result<(String, String, i64)> {
+        self.reads.session_cell(tab, id, start, len)
     }
 
-    pub fn stream_close(&mut self, id: u32) {
-        self.reads.close_session(id);
+    pub fn stream_close(&mut self, tab: &str, id: u32) {
+        self.reads.close_session(tab, id);
+    }
+
+    /// Ends every `blobStream` session of `tab` (its caller left).
+    pub fn streams_close(&mut self, tab: &str) {
+        self.reads.close_sessions(tab);
     }
 
     /// `queryTables`: the tables of `main` the one query in `sql` reads.

@@ -178,10 +178,13 @@ impl Connection {
         Ok(out)
     }
 
-    /// Begins a `blobStream`: `[session, start, end]`.
+    /// Begins a `blobStream` of the caller `tab` (its tab's id, as `callEnd`
+    /// takes it): `[session, start, end]`. Sessions are the caller's own,
+    /// and the core bounds how many it keeps (see `reads`).
     #[wasm_bindgen(js_name = blobStreamOpen)]
     pub fn blob_stream_open(
         &mut self,
+        tab: &str,
         table: &str,
         column: &str,
         rowid: JsValue,
@@ -189,22 +192,31 @@ impl Connection {
         length: Option<f64>,
     ) -> JsResult<Vec<f64>> {
         let rowid = rowid_from_js(&rowid).map_err(js_err)?;
-        let (id, start, end) = self.db.stream_open(table, column, rowid, offset, length).map_err(js_err)?;
+        let (id, start, end) = self.db.stream_open(tab, table, column, rowid, offset, length).map_err(js_err)?;
         Ok(vec![id as f64, start as f64, end as f64])
     }
 
-    /// The next chunk of a `blobStream`, of the value it began on.
+    /// The next chunk of `tab`'s `blobStream`, of the value it began on.
     #[wasm_bindgen(js_name = blobStreamRead)]
-    pub fn blob_stream_read(&mut self, session: u32, offset: f64, length: f64) -> JsResult<Uint8Array> {
-        let out = Uint8Array::new_with_length(length as u32);
-        self.db.stream_read(session, offset as u64, length as u64, &mut sink(&out)).map_err(js_err)?;
+    pub fn blob_stream_read(&mut self, tab: &str, session: u32, offset: f64, length: f64) -> JsResult<Uint8Array> {
+        let (start, len) = (offset as u64, length as u64);
+        // Checked before the buffer is made: its length is the caller's word.
+        let (table, column, rowid) = self.db.stream_cell(tab, session, start, len).map_err(js_err)?;
+        let out = Uint8Array::new_with_length(len as u32);
+        self.db.read_blob(&table, &column, rowid, start, len, &mut sink(&out)).map_err(js_err)?;
         Ok(out)
     }
 
-    /// Ends a `blobStream` early (cancelled).
+    /// Ends `tab`'s `blobStream` early (cancelled); another caller's is left.
     #[wasm_bindgen(js_name = blobStreamClose)]
-    pub fn blob_stream_close(&mut self, session: u32) {
-        self.db.stream_close(session);
+    pub fn blob_stream_close(&mut self, tab: &str, session: u32) {
+        self.db.stream_close(tab, session);
+    }
+
+    /// Ends every `blobStream` of `tab` (it left).
+    #[wasm_bindgen(js_name = blobStreamsClose)]
+    pub fn blob_streams_close(&mut self, tab: &str) {
+        self.db.streams_close(tab);
     }
 
     /// Begins an `export()`: the database file's size in bytes. Until

@@ -34,8 +34,10 @@ use std::rc::Rc;
 /// Bytes moved per `sqlite3_blob_read` into scratch memory.
 const READ_CHUNK: usize = 1 << 20;
 
-/// Sessions kept at most; the oldest is forgotten past this (a stream the
-/// page dropped without cancelling it).
+/// Sessions kept at most, of all callers together; the oldest is forgotten
+/// past this (a stream the page dropped without cancelling it). The one
+/// cap: each session knows its caller, so the worker keeps no list of its
+/// own to bound in step with this one.
 const MAX_SESSIONS: usize = 256;
 
 /// SQLite's code for an expired blob handle, used for a changed session.
@@ -43,6 +45,9 @@ const SQLITE_ABORT: i32 = 4;
 
 struct Session {
     id: u32,
+    /// The caller's tab (see `calls`): another caller's session is as
+    /// unknown to it as one that ended.
+    tab: String,
     table: String,
     column: String,
     rowid: i64,
@@ -204,13 +209,13 @@ impl Reads {
         result
     }
 
-    /// Begins a session on a range of one cell: `(id, start, end)`.
+    /// Begins a session of `tab`'s on a range of one cell, `(table, column,
+    /// rowid)`: `(id, start, end)`.
     pub fn open_session(
         &mut self,
         conn: &Conn,
-        table: &str,
-        column: &str,
-        rowid: i64,
+        tab: &str,
+        (table, column, rowid): (&str, &str, i64),
         offset: Option<f64>,
         length: Option<f64>,
     ) -> Result<(u32, u64, u64)> {
@@ -224,6 +229,7 @@ impl Reads {
         let in_transaction = conn.in_transaction();
         s.list.push(Session {
             id,
+            tab: tab.to_owned(),
             table: table.to_owned(),
             column: column.to_owned(),
             rowid,
@@ -234,11 +240,11 @@ impl Reads {
         Ok((id, start, start + len))
     }
 
-    /// The cell of a session still holding the value it began on, or why not.
-    /// Ends the session when this read reaches its end.
-    pub fn session_cell(&mut self, id: u32, start: u64, len: u64) -> Result<(String, String, i64)> {
+    /// The cell of `tab`'s session `id`, still holding the value it began
+    /// on, or why not. Ends the session when this read reaches its end.
+    pub fn session_cell(&mut self, tab: &str, id: u32, start: u64, len: u64) -> Result<(String, String, i64)> {
         let mut s = self.sessions.borrow_mut();
-        let Some(i) = s.list.iter().position(|x| x.id == id) else {
+        let Some(i) = s.list.iter().position(|x| x.id == id && x.tab == tab) else {
             return Err(Error::BadParam(
                 "this blob stream has ended (cancelled, finished, or one of too many left open)".into(),
             ));
@@ -265,9 +271,15 @@ impl Reads {
         Ok(cell)
     }
 
-    /// Ends a session early (a cancelled stream). Unknown ids are ignored.
-    pub fn close_session(&mut self, id: u32) {
-        self.sessions.borrow_mut().list.retain(|x| x.id != id);
+    /// Ends `tab`'s session `id` early (a cancelled stream). Unknown ids,
+    /// and other callers' sessions, are ignored.
+    pub fn close_session(&mut self, tab: &str, id: u32) {
+        self.sessions.borrow_mut().list.retain(|x| x.id != id || x.tab != tab);
+    }
+
+    /// Ends every session of `tab` (its caller left).
+    pub fn close_sessions(&mut self, tab: &str) {
+        self.sessions.borrow_mut().list.retain(|x| x.tab != tab);
     }
 }
 

@@ -14,7 +14,6 @@ export interface Caller {
   /** Left: its requests still queued are dropped. */
   gone: boolean;
   stages: Set<number>;
-  sessions: Set<number>;
   /**
    * Its transaction was rolled back by `transactionTimeout`: its calls
    * reject with RESQ_TIMEOUT until it ends that transaction.
@@ -33,5 +32,5 @@ export interface Caller {
 export const DEFAULT_TIMEOUT_MS = 5000;
 
 export function caller(page: boolean, tab: string, post: Caller['post'], detach: () => void = () => {}): Caller {
-  return { post, page, tab, gone: false, stages: new Set(), sessions: new Set(), expired: false, timeout: DEFAULT_TIMEOUT_MS, detach };
+  return { post, page, tab, gone: false, stages: new Set(), expired: false, timeout: DEFAULT_TIMEOUT_MS, detach };
 }

@@ -33,9 +33,17 @@ export interface Engine {
   streamEnd: (ok: boolean) => void;
   blobRange: (table: string, column: string, rowid: number | bigint, offset?: number | null, length?: number | null) => Float64Array;
   readBlob: (table: string, column: string, rowid: number | bigint, offset?: number | null, length?: number | null) => Uint8Array;
-  blobStreamOpen: (table: string, column: string, rowid: number | bigint, offset?: number | null, length?: number | null) => Float64Array;
-  blobStreamRead: (session: number, offset: number, length: number) => Uint8Array;
-  blobStreamClose: (session: number) => void;
+  blobStreamOpen: (
+    tab: string,
+    table: string,
+    column: string,
+    rowid: number | bigint,
+    offset?: number | null,
+    length?: number | null,
+  ) => Float64Array;
+  blobStreamRead: (tab: string, session: number, offset: number, length: number) => Uint8Array;
+  blobStreamClose: (tab: string, session: number) => void;
+  blobStreamsClose: (tab: string) => void;
   exportBegin: () => number;
   exportRead: (max: number) => Uint8Array;
   exportEnd: () => void;

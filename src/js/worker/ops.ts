@@ -17,8 +17,6 @@ const FILE_CHUNK = 4 << 20;
 const FILE_BATCH = 32 << 20;
 /** Bytes an export read returns at most (whole pages; one page at least). */
 const EXPORT_CHUNK = 4 << 20;
-/** Blob stream sessions the core keeps (reads.rs): older ones are forgotten. */
-const MAX_SESSIONS = 256;
 
 /** What the ops need besides the connection: the queue (exports), and what closing the database does. */
 export interface Context {
@@ -113,24 +111,19 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     }
     return file;
   },
+  // A blob stream's session is its caller's (its tab's id names it): the
+  // core keeps the sessions, refuses another caller's, and bounds how many
+  // it keeps (reads.rs), so this worker keeps no list of them to cap.
   blobStreamOpen(req, _, from) {
-    const opened = connection().blobStreamOpen(req.table, req.column, req.rowid, req.offset, req.length);
-    from.sessions.add(opened[0]);
-    // The core forgets the oldest session past its cap (streams dropped
-    // without being cancelled); so does this list.
-    if (from.sessions.size > MAX_SESSIONS) from.sessions.delete(from.sessions.values().next().value!);
-    return opened;
+    return connection().blobStreamOpen(from.tab, req.table, req.column, req.rowid, req.offset, req.length);
   },
   blobStreamRead(req, transfer, from) {
-    // Another caller's session is as unknown to this one as an ended one.
-    if (!from.sessions.has(req.session))
-      throw refusal('RESQ_BAD_PARAM', 'this blob stream has ended (cancelled, finished, or one of too many left open)');
-    const bytes = connection().blobStreamRead(req.session, req.offset, req.length);
+    const bytes = connection().blobStreamRead(from.tab, req.session, req.offset, req.length);
     transfer.push(bytes.buffer);
     return bytes;
   },
   blobStreamClose(req, _, from) {
-    if (from.sessions.delete(req.session)) connection().blobStreamClose(req.session);
+    connection().blobStreamClose(from.tab, req.session);
     return null;
   },
   stageOpen(_, __, from) {
