@@ -9,9 +9,9 @@
 
 import init, { Sealer } from './wasm/resq_wasm.js';
 import { keyBytes, keyOf, keyProof, sameProof, unholdKey } from './keyproof.js';
-import type { Attach, Expired, Hello, KeyProof, KeyVerdict, Requests, WireError } from './protocol.js';
+import type { Attach, Expired, Hello, KeyProof, KeyVerdict, Requests } from './protocol.js';
 import { caller, type Caller } from './worker/callers.js';
-import { cipher, db, openEngine, refusal, type Engine } from './worker/engine.js';
+import { cipher, db, openEngine, refusal } from './worker/engine.js';
 import { discardStage } from './worker/feed.js';
 import { rerunWatches, unwatchAll } from './worker/live.js';
 import { handle, isRequest, type Context } from './worker/ops.js';
@@ -184,7 +184,7 @@ async function open(req: Requests['open'], from: Caller): Promise<null> {
     throw refusal('RESQ_UNSUPPORTED', `could not load the SQLite wasm: ${String(err)}`);
   }
   const key = req.heldKey ? keyOf(await unholdKey(req.heldKey)) : req.key;
-  db.conn = req.encrypt ? await openToEncrypt(req, key) : await openPatiently(req, key);
+  db.conn = await openPatiently(req, key);
   db.key = keyBytes(key);
   // An OPFS database's stage directory is named after it (its pool makes
   // it this worker's alone). Memory databases of one name can be open in
@@ -195,29 +195,6 @@ async function open(req: Requests['open'], from: Caller): Promise<null> {
   await db.stages.claim();
   await forgetGoneTabs();
   return null;
-}
-
-/**
- * Opens a plain database and encrypts it under `key` (`rekey(key)` that
- * the worker without ciphers handed on: see worker/ops.ts). If it is
- * encrypted already (this tab's worker that began it went, after it
- * finished), it opens with the key.
- */
-async function openToEncrypt(req: Requests['open'], key: unknown): Promise<Engine> {
-  let c: Engine;
-  try {
-    c = await openPatiently(req, undefined);
-  } catch (err) {
-    if ((err as WireError)?.code !== 'RESQ_BAD_KEY') throw err;
-    return openPatiently(req, key);
-  }
-  try {
-    c.rekey(key);
-  } catch (err) {
-    c.close();
-    throw err;
-  }
-  return c;
 }
 
 /** The recorded calls of tabs that are gone (no one holds their lock) will never be sent again. */
@@ -232,13 +209,16 @@ async function forgetGoneTabs(): Promise<void> {
  * The file's access handles can still be held for a moment by the worker of
  * a page that just reloaded or closed, or of the tab that led before: that
  * is retried, with backoff, for up to OPEN_PATIENCE_MS; then RESQ_LOCKED
- * (a holder that does not cooperate).
+ * (a holder that does not cooperate). With `encrypt` (a `rekey(key)` of a
+ * plain database that the worker without ciphers handed on: see
+ * worker/ops.ts), the core encrypts the file under `key` as it opens it,
+ * or opens it with `key` if it finds it encrypted already.
  */
 async function openPatiently(req: Requests['open'], key: unknown) {
   const start = performance.now();
   for (let wait = 20; ; wait = Math.min(wait * 2, 500)) {
     try {
-      return await openEngine(req.name, req.storage, req.blobTransferThreshold, key);
+      return await openEngine(req.name, req.storage, req.blobTransferThreshold, key, req.encrypt === true);
     } catch (err) {
       const locked = (err as { code?: string })?.code === 'RESQ_LOCKED';
       if (!locked || performance.now() - start + wait > OPEN_PATIENCE_MS) throw err;

@@ -223,48 +223,88 @@ const CORRUPT: i32 = 11;
 pub fn open(name: &str, vfs: Option<&str>, key: Option<&Key>) -> Result<Conn> {
     match (vfs, key) {
         (Some(vfs), Some(key)) => {
-            let mut conn = Conn::open(name, Some(&vfs_over(vfs)))?;
-            conn.set_encrypted();
-            if head(&conn).is_some_and(|h| looks_plain(&h)) {
-                // Plain, or decrypted by a rekey(null) that a crash cut off:
-                // its journal's page 1 is encrypted, with the salt.
-                #[cfg(feature = "cipher")]
-                if let Some(page1) = journal_page1(&conn, vfs).filter(|p| looks_encrypted(p)) {
-                    let salt: [u8; 16] = page1[..16].try_into().expect("16 bytes");
-                    apply_material(&conn, key.material_with(&salt), name)?;
-                    return Ok(conn);
-                }
-                return Err(Error::BadKey(format!("{name} is not encrypted: open it without a key (an existing plain database is never encrypted by open)")));
-            }
-            if journal_page1(&conn, vfs).is_some_and(|p| looks_plain(&p)) {
-                return Err(Error::BadKey(format!("{name} was being encrypted (rekey(key)) when it was cut off: open it without a key, which rolls that back")));
-            }
-            apply(&conn, key, name)?;
-            large_pages(&conn, name)?;
+            let conn = encrypting(name, vfs)?;
+            with_key(&conn, vfs, key, name)?;
             Ok(conn)
         }
         (None, Some(_)) => Err(Error::BadParam("a memory database is never on disk: it takes no key".into())),
         (Some(vfs), None) => {
             #[cfg(feature = "cipher")]
-            let conn = Conn::open(name, Some(&vfs_over(vfs))).map(|mut c| {
-                c.set_encrypted();
-                c
-            })?;
+            let conn = encrypting(name, vfs)?;
             #[cfg(not(feature = "cipher"))]
             let conn = Conn::open(name, Some(vfs))?;
-            let journal = journal_page1(&conn, vfs);
-            if head(&conn).is_some_and(|h| looks_encrypted(&h)) && !journal.is_some_and(|p| looks_plain(&p)) {
-                return Err(Error::BadKey(format!("{name} is encrypted: open it with its key")));
+            match needs_key(&conn, vfs, name) {
+                Some(refusal) => Err(refusal),
+                None => Ok(conn),
             }
-            // Plain SQLite would play an encrypted journal back as it is:
-            // its checksums would fail, and it would be dropped unplayed.
-            if journal.is_some_and(|p| looks_encrypted(&p)) {
-                return Err(Error::BadKey(format!("{name} was being decrypted (rekey(null)) when it was cut off: open it with its old key, which rolls that back")));
-            }
-            Ok(conn)
         }
         (None, None) => Conn::open(name, None),
     }
+}
+
+/// Opens `name` on `vfs` to encrypt it under `key`: the end of a
+/// `rekey(key)` of a plain database, which the wasm without ciphers let go
+/// of for this. A file that opens without a key (plain, or cut off while
+/// being encrypted: opening it rolls that back) is opened so and encrypted
+/// ([`rekey`]); one that [`needs_key`] (the worker that began this
+/// encrypted it, then went before its tab heard) is opened with `key`.
+pub fn open_to_encrypt(name: &str, vfs: &str, key: &Key) -> Result<Conn> {
+    let conn = encrypting(name, vfs)?;
+    match needs_key(&conn, vfs, name) {
+        Some(_) => with_key(&conn, vfs, key, name)?,
+        None => rekey(&conn, Some(key))?,
+    }
+    Ok(conn)
+}
+
+/// A connection to `name` on the encrypting VFS over `vfs`, keyed with
+/// nothing yet.
+fn encrypting(name: &str, vfs: &str) -> Result<Conn> {
+    let mut conn = Conn::open(name, Some(&vfs_over(vfs)))?;
+    conn.set_encrypted();
+    Ok(conn)
+}
+
+/// Keys `conn` (on the encrypting VFS, nothing read yet) with `key`, if
+/// the file as it is now opens with a key: see [`open`].
+fn with_key(conn: &Conn, vfs: &str, key: &Key, name: &str) -> Result<()> {
+    if head(conn).is_some_and(|h| looks_plain(&h)) {
+        // Plain, or decrypted by a rekey(null) that a crash cut off:
+        // its journal's page 1 is encrypted, with the salt.
+        #[cfg(feature = "cipher")]
+        if let Some(page1) = journal_page1(conn, vfs).filter(|p| looks_encrypted(p)) {
+            let salt: [u8; 16] = page1[..16].try_into().expect("16 bytes");
+            return apply_material(conn, key.material_with(&salt), name);
+        }
+        return Err(Error::BadKey(format!(
+            "{name} is not encrypted: open it without a key (an existing plain database is never encrypted by open)"
+        )));
+    }
+    if journal_page1(conn, vfs).is_some_and(|p| looks_plain(&p)) {
+        return Err(Error::BadKey(format!(
+            "{name} was being encrypted (rekey(key)) when it was cut off: open it without a key, which rolls that back"
+        )));
+    }
+    apply(conn, key, name)?;
+    large_pages(conn, name)
+}
+
+/// Why the file of `conn` (nothing read yet) cannot be opened without its
+/// key, if it cannot: it is encrypted (unless a `rekey(key)` was cut off
+/// while encrypting it: its journal's page 1 is plain, and opening it
+/// without a key rolls that back), or a `rekey(null)` was cut off while
+/// decrypting it. The refusal says which.
+fn needs_key(conn: &Conn, vfs: &str, name: &str) -> Option<Error> {
+    let journal = journal_page1(conn, vfs);
+    if head(conn).is_some_and(|h| looks_encrypted(&h)) && !journal.is_some_and(|p| looks_plain(&p)) {
+        return Some(Error::BadKey(format!("{name} is encrypted: open it with its key")));
+    }
+    // Plain SQLite would play an encrypted journal back as it is:
+    // its checksums would fail, and it would be dropped unplayed.
+    if journal.is_some_and(|p| looks_encrypted(&p)) {
+        return Some(Error::BadKey(format!("{name} was being decrypted (rekey(null)) when it was cut off: open it with its old key, which rolls that back")));
+    }
+    None
 }
 
 /// The smallest page an encrypted database may have: more than the 4096

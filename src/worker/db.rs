@@ -93,9 +93,21 @@ impl Db {
     /// connection's stream placeholders its own (any random number).
     ///
     /// With a `key` (OPFS only), the connection opens on the encrypting VFS
-    /// over `vfs` and is keyed before anything reads the file.
-    pub fn open(name: &str, vfs: Option<&str>, key: Option<&Key>, blob_threshold: usize, seed: u64) -> Result<Db> {
-        let conn = cipher::open(name, vfs, key)?;
+    /// over `vfs` and is keyed before anything reads the file; with
+    /// `encrypt` too, a plain file is encrypted under it as it opens (see
+    /// `cipher::open_to_encrypt`).
+    pub fn open(
+        name: &str,
+        vfs: Option<&str>,
+        key: Option<&Key>,
+        encrypt: bool,
+        blob_threshold: usize,
+        seed: u64,
+    ) -> Result<Db> {
+        let conn = match (vfs, key) {
+            (Some(vfs), Some(key)) if encrypt => cipher::open_to_encrypt(name, vfs, key)?,
+            _ => cipher::open(name, vfs, key)?,
+        };
         let reads = Reads::new();
         let hooks = Hooks::install(&conn, reads.sessions());
         let mut db = Db {

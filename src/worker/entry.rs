@@ -76,7 +76,16 @@ pub struct Connection {
 impl Connection {
     /// Opens `name` on `storage` (`"opfs"` or `"memory"`).
     /// `key`: `undefined`, a passphrase, or 32 bytes (see `cipher`).
-    pub async fn open(name: String, storage: String, blob_threshold: f64, key: JsValue) -> JsResult<Connection> {
+    /// `encrypt`: a plain file is encrypted under `key` as it opens, and
+    /// one encrypted already opens with it (the end of a `rekey(key)` of a
+    /// plain database: see `cipher::open_to_encrypt`).
+    pub async fn open(
+        name: String,
+        storage: String,
+        blob_threshold: f64,
+        key: JsValue,
+        encrypt: bool,
+    ) -> JsResult<Connection> {
         name::check(&name, &storage).map_err(js_err)?;
         let key = key_from_js(&key).map_err(js_err)?;
         let threshold =
@@ -88,7 +97,7 @@ impl Connection {
         let vfs = Storage::vfs_name(&name, &storage);
         // Any number unlikely to repeat: it only keeps placeholders apart.
         let seed = (js_sys::Math::random() * 9007199254740991.0) as u64 ^ (js_sys::Date::now() as u64) << 11;
-        match Db::open(&name, vfs.as_deref(), key.as_ref(), threshold, seed) {
+        match Db::open(&name, vfs.as_deref(), key.as_ref(), encrypt, threshold, seed) {
             Ok(db) => Ok(Connection { db, storage, name, blobs: Vec::new(), calls: Calls::default() }),
             Err(e) => {
                 let mut storage = storage;

@@ -64,8 +64,14 @@ export interface Engine {
 }
 
 /** Opens a connection: `Connection.open` typed as an {@link Engine}. */
-export async function openEngine(name: string, storage: Storage, blobTransferThreshold: number, key: unknown): Promise<Engine> {
-  const c: Engine = await Connection.open(name, storage, blobTransferThreshold, key);
+export async function openEngine(
+  name: string,
+  storage: Storage,
+  blobTransferThreshold: number,
+  key: unknown,
+  encrypt: boolean,
+): Promise<Engine> {
+  const c: Engine = await Connection.open(name, storage, blobTransferThreshold, key, encrypt);
   return c;
 }
 
