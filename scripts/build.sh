@@ -39,6 +39,11 @@ if [ ! -f "$out/resq_wasm_bg.wasm" ] || [ ! -f "$out/resq_wasm_cipher_bg.wasm" ]
   fi
   echo "$want_stamp" > "$target/pkg-wasm.stamp"
 fi
+# tsc writes pkg/ afresh: the wasm glue's resq_wasm.d.ts imports
+# ../protocol.js (src/worker/entry.rs), which must be src/js/protocol.ts
+# here, not an earlier build's pkg/protocol.d.ts (an output tsc will not
+# also read, TS5055).
+rm -f pkg/*.js pkg/*.d.ts
 npx tsc -p tsconfig.json
 # The worker as one file: its imports (the wasm-bindgen glue, protocol.js,
 # stage.js) would cost a second round of fetches before it runs, about

@@ -60,6 +60,23 @@ pub fn transaction_end(sql: &str) -> String {
     }
 }
 
+// The types of what the methods below take and give, beyond what
+// wasm-bindgen knows (a `JsValue` is `any` to it): each method names its
+// own with `unchecked_param_type` and `unchecked_return_type`, so the
+// generated `resq_wasm.d.ts` is the boundary's one type, and a method
+// changed here fails `tsc` where the worker calls it. The result shapes
+// the page receives as they are are the protocol's (protocol.ts; built, it
+// is pkg/protocol.d.ts, beside this glue's pkg/wasm/).
+#[wasm_bindgen(typescript_custom_section)]
+const BOUNDARY_TYPES: &str = r#"
+import type { QueryResult, RunResult, WatchResult } from '../protocol.js';
+
+/** `execute`'s answer: with `streams` when `Blob` parameters are to be written into their cells. */
+export interface Executed extends RunResult {
+  streams?: Blob[];
+}
+"#;
+
 #[wasm_bindgen]
 pub struct Connection {
     /// Following tabs' calls, recorded with their writes (see `calls`).
@@ -83,7 +100,7 @@ impl Connection {
         name: String,
         storage: String,
         blob_threshold: f64,
-        key: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "unknown")] key: JsValue,
         encrypt: bool,
     ) -> JsResult<Connection> {
         name::check(&name, &storage).map_err(js_err)?;
@@ -110,7 +127,12 @@ impl Connection {
     /// `{ changes, lastInsertRowid }`, plus `streams` (the `Blob`s to write
     /// with [`Self::stream_write`] and then [`Self::stream_end`]) when the
     /// parameters held any that stream.
-    pub fn execute(&mut self, sql: &str, params: JsValue) -> JsResult<JsValue> {
+    #[wasm_bindgen(unchecked_return_type = "Executed")]
+    pub fn execute(
+        &mut self,
+        sql: &str,
+        #[wasm_bindgen(unchecked_param_type = "unknown")] params: JsValue,
+    ) -> JsResult<JsValue> {
         self.db.drop_read_handle();
         let params = Params::from_js(&params).map_err(js_err)?;
         let blobs = &mut self.blobs;
@@ -161,7 +183,7 @@ impl Connection {
         &mut self,
         table: &str,
         column: &str,
-        rowid: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number | bigint")] rowid: JsValue,
         offset: Option<f64>,
         length: Option<f64>,
     ) -> JsResult<Vec<f64>> {
@@ -176,7 +198,7 @@ impl Connection {
         &mut self,
         table: &str,
         column: &str,
-        rowid: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number | bigint")] rowid: JsValue,
         offset: Option<f64>,
         length: Option<f64>,
     ) -> JsResult<Uint8Array> {
@@ -196,7 +218,7 @@ impl Connection {
         tab: &str,
         table: &str,
         column: &str,
-        rowid: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number | bigint")] rowid: JsValue,
         offset: Option<f64>,
         length: Option<f64>,
     ) -> JsResult<Vec<f64>> {
@@ -257,7 +279,12 @@ impl Connection {
     /// `length` bytes), once it has been checked; see `Db::import`. `key`
     /// (as `open` takes it, or `undefined`) reads an encrypted file.
     #[wasm_bindgen(js_name = importDatabase)]
-    pub fn import_database(&mut self, size: f64, read: js_sys::Function, key: JsValue) -> JsResult<()> {
+    pub fn import_database(
+        &mut self,
+        size: f64,
+        #[wasm_bindgen(unchecked_param_type = "(at: number, length: number) => Uint8Array")] read: js_sys::Function,
+        #[wasm_bindgen(unchecked_param_type = "unknown")] key: JsValue,
+    ) -> JsResult<()> {
         let key = key_from_js(&key).map_err(js_err)?;
         let read = Box::new(move |at: u64, buf: &mut [u8]| {
             let got = read.call2(&JsValue::NULL, &JsValue::from(at as f64), &JsValue::from(buf.len() as f64)).map_err(
@@ -293,8 +320,13 @@ impl Connection {
     /// whole batch; a part that fails ends it, and [`Self::batch_abort`]
     /// ends it between parts. `{ changes, lastInsertRowid }` of every part
     /// so far.
-    #[wasm_bindgen(js_name = executeBatch)]
-    pub fn execute_batch(&mut self, sql: &str, sets: JsValue, more: bool) -> JsResult<JsValue> {
+    #[wasm_bindgen(js_name = executeBatch, unchecked_return_type = "RunResult")]
+    pub fn execute_batch(
+        &mut self,
+        sql: &str,
+        #[wasm_bindgen(unchecked_param_type = "unknown[]")] sets: JsValue,
+        more: bool,
+    ) -> JsResult<JsValue> {
         self.db.drop_read_handle();
         let Ok(sets) = sets.dyn_into::<Array>() else {
             // A part that fails ends its batch.
@@ -320,7 +352,7 @@ impl Connection {
 
     /// `executeBatch` of sets the page encoded into one buffer
     /// ([`crate::codec::batch`]).
-    #[wasm_bindgen(js_name = executeBatchEncoded)]
+    #[wasm_bindgen(js_name = executeBatchEncoded, unchecked_return_type = "RunResult")]
     pub fn execute_batch_encoded(&mut self, sql: &str, encoded: &[u8]) -> JsResult<JsValue> {
         self.db.drop_read_handle();
         let mut batch = Batch::new(encoded).map_err(js_err)?;
@@ -336,7 +368,11 @@ impl Connection {
     /// streamed values leaves them to write, as `execute` does: see
     /// [`Self::take_streams`].
     #[wasm_bindgen(js_name = queryBytes)]
-    pub fn query_bytes(&mut self, sql: &str, params: JsValue) -> JsResult<Uint8Array> {
+    pub fn query_bytes(
+        &mut self,
+        sql: &str,
+        #[wasm_bindgen(unchecked_param_type = "unknown")] params: JsValue,
+    ) -> JsResult<Uint8Array> {
         self.db.drop_read_handle();
         let params = Params::from_js(&params).map_err(js_err)?;
         self.run_query(sql, &params, Rows::Bytes, true, &mut |_| 0)?;
@@ -347,7 +383,12 @@ impl Connection {
     /// `codec::wire` (fix-up fields are absent when there are none). A
     /// write with streamed values leaves them to write, as `execute` does:
     /// see [`Self::take_streams`].
-    pub fn query(&mut self, sql: &str, params: JsValue) -> JsResult<JsValue> {
+    #[wasm_bindgen(unchecked_return_type = "QueryResult")]
+    pub fn query(
+        &mut self,
+        sql: &str,
+        #[wasm_bindgen(unchecked_param_type = "unknown")] params: JsValue,
+    ) -> JsResult<JsValue> {
         self.db.drop_read_handle();
         let params = Params::from_js(&params).map_err(js_err)?;
         let buffers = Array::new();
@@ -359,7 +400,7 @@ impl Connection {
     /// After `query`/`queryBytes`: the `Blob`s to write with
     /// [`Self::stream_write`] and then [`Self::stream_end`] (a write whose
     /// rows came back with streamed values still to fill), else `null`.
-    #[wasm_bindgen(js_name = takeStreams)]
+    #[wasm_bindgen(js_name = takeStreams, unchecked_return_type = "Blob[] | null")]
     pub fn take_streams(&mut self) -> JsValue {
         if self.db.streaming() == 0 {
             self.blobs.clear();
@@ -372,8 +413,14 @@ impl Connection {
     /// and hashes its result (see `codec::hash`). `null` when the hash is
     /// `previous`: the result stays in wasm memory. Else `{ hash, value }`,
     /// `value` exactly what `queryBytes`/`query` returns, `hash` 16 hex digits.
-    #[wasm_bindgen(js_name = watchQuery)]
-    pub fn watch_query(&mut self, sql: &str, params: JsValue, bytes: bool, previous: &str) -> JsResult<JsValue> {
+    #[wasm_bindgen(js_name = watchQuery, unchecked_return_type = "WatchResult | null")]
+    pub fn watch_query(
+        &mut self,
+        sql: &str,
+        #[wasm_bindgen(unchecked_param_type = "unknown")] params: JsValue,
+        bytes: bool,
+        previous: &str,
+    ) -> JsResult<JsValue> {
         self.db.drop_read_handle();
         let params = Params::from_js(&params).map_err(js_err)?;
         let mode = if bytes { Rows::Bytes } else { Rows::Objects };
@@ -442,7 +489,7 @@ impl Connection {
 
     /// `rekey`: the new key (as `open` takes it), or `null` to decrypt;
     /// see `cipher::rekey`.
-    pub fn rekey(&mut self, key: JsValue) -> JsResult<()> {
+    pub fn rekey(&mut self, #[wasm_bindgen(unchecked_param_type = "unknown")] key: JsValue) -> JsResult<()> {
         let key = if key.is_null() {
             None
         } else {

@@ -29,7 +29,18 @@ export interface Context {
   rekeyed(from: Caller): void;
 }
 
-type Run = { [K in Op]: (req: Requests[K], transfer: Transferable[], from: Caller, cx: Context) => Promise<Replies[K]> | Replies[K] };
+/**
+ * What one request runs with: the open connection (`handle` hands it on;
+ * without one, nothing but `open` runs), its caller, and the buffers its
+ * reply moves rather than copies.
+ */
+export interface Call {
+  conn: Engine;
+  from: Caller;
+  transfer: Transferable[];
+}
+
+type Run = { [K in Op]: (req: Requests[K], call: Call, cx: Context) => Promise<Replies[K]> | Replies[K] };
 
 let nextExport = 1;
 
@@ -41,35 +52,31 @@ const exportEnded = (): WireError =>
   );
 
 export const ops: Omit<Run, 'open' | 'fail'> = {
-  async execute(req, _, from) {
-    const c = connection();
+  async execute(req, { conn, from }) {
     const used: number[] = [];
     const params = await inlineSmall(req.staged ? resolveStaged(from, req.params, used) : req.params);
-    const { changes, lastInsertRowid, streams } = c.execute(req.sql, params);
-    if (streams) await writeStreams(c, streams);
+    const { changes, lastInsertRowid, streams } = conn.execute(req.sql, params);
+    if (streams) await writeStreams(conn, streams);
     for (const id of used) await discardStage(from, id);
     return { changes, lastInsertRowid };
   },
-  async query(req, transfer) {
-    const c = connection();
-    const r = c.query(req.sql, await inlineSmall(req.params));
-    await writeTaken(c);
+  async query(req, { conn, transfer }) {
+    const r = conn.query(req.sql, await inlineSmall(req.params));
+    await writeTaken(conn);
     transferResult(r, transfer);
     return r;
   },
-  async queryBytes(req, transfer) {
-    const c = connection();
-    const bytes = c.queryBytes(req.sql, await inlineSmall(req.params));
-    await writeTaken(c);
+  async queryBytes(req, { conn, transfer }) {
+    const bytes = conn.queryBytes(req.sql, await inlineSmall(req.params));
+    await writeTaken(conn);
     transfer.push(bytes.buffer);
     return bytes;
   },
-  async executeBatch(req) {
-    const c = connection();
+  async executeBatch(req, { conn }) {
     if (req.encoded !== undefined) {
       // A wrong type here would trap the instance (see STRING_FIELDS).
       if (!(req.encoded instanceof Uint8Array)) throw refusal('RESQ_BAD_PARAM', 'executeBatch: the encoded parameter sets are not bytes');
-      return c.executeBatchEncoded(req.sql, req.encoded);
+      return conn.executeBatchEncoded(req.sql, req.encoded);
     }
     // In parts, each with no more small Blobs read than the budget (feed.ts):
     // the core keeps one savepoint from the first part to the last (still
@@ -81,29 +88,28 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
       try {
         part = await Promise.all(sets.slice(start, end).map(inlineSmall));
       } catch (err) {
-        c.batchAbort(); // a Blob that could not be read: the parts before it are undone
+        conn.batchAbort(); // a Blob that could not be read: the parts before it are undone
         throw err;
       }
-      r = c.executeBatch(req.sql, part, end < sets.length);
+      r = conn.executeBatch(req.sql, part, end < sets.length);
     }
     return r;
   },
-  readBlob(req, transfer) {
-    const bytes = connection().readBlob(req.table, req.column, req.rowid, req.offset, req.length);
+  readBlob(req, { conn, transfer }) {
+    const bytes = conn.readBlob(req.table, req.column, req.rowid, req.offset, req.length);
     transfer.push(bytes.buffer);
     return bytes;
   },
-  blobFile(req) {
+  blobFile(req, { conn }) {
     // Read in 4 MB chunks and assembled here, FILE_BATCH at a time (the
     // browser composes Blobs by reference), so the page gets a handle, not
     // bytes to copy, and this worker holds at most one batch. One request:
     // no other call runs in between, so it is always one value.
-    const c = connection();
-    const [, size] = c.blobRange(req.table, req.column, req.rowid);
+    const [, size] = conn.blobRange(req.table, req.column, req.rowid);
     let file = new Blob([], { type: req.type });
     let batch: BlobPart[] = [];
     for (let at = 0; at < size; at += FILE_CHUNK) {
-      batch.push(c.readBlob(req.table, req.column, req.rowid, at, Math.min(FILE_CHUNK, size - at)) as BlobPart);
+      batch.push(conn.readBlob(req.table, req.column, req.rowid, at, Math.min(FILE_CHUNK, size - at)) as BlobPart);
       if (batch.length * FILE_CHUNK >= FILE_BATCH || at + FILE_CHUNK >= size) {
         file = new Blob([file, ...batch], { type: req.type });
         batch = [];
@@ -114,45 +120,42 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
   // A blob stream's session is its caller's (its tab's id names it): the
   // core keeps the sessions, refuses another caller's, and bounds how many
   // it keeps (reads.rs), so this worker keeps no list of them to cap.
-  blobStreamOpen(req, _, from) {
-    return connection().blobStreamOpen(from.tab, req.table, req.column, req.rowid, req.offset, req.length);
+  blobStreamOpen(req, { conn, from }) {
+    return conn.blobStreamOpen(from.tab, req.table, req.column, req.rowid, req.offset, req.length);
   },
-  blobStreamRead(req, transfer, from) {
-    const bytes = connection().blobStreamRead(from.tab, req.session, req.offset, req.length);
+  blobStreamRead(req, { conn, from, transfer }) {
+    const bytes = conn.blobStreamRead(from.tab, req.session, req.offset, req.length);
     transfer.push(bytes.buffer);
     return bytes;
   },
-  blobStreamClose(req, _, from) {
-    connection().blobStreamClose(from.tab, req.session);
+  blobStreamClose(req, { conn, from }) {
+    conn.blobStreamClose(from.tab, req.session);
     return null;
   },
-  stageOpen(_, __, from) {
-    connection();
+  stageOpen(_, { from }) {
     const id = db.stages!.create();
     from.stages.add(id);
     return id;
   },
-  stageAppend(req, _, from) {
-    connection();
+  stageAppend(req, { from }) {
     return db.stages!.append(ownStage(from, req.stage), req.chunk);
   },
-  async stageDiscard(req, _, from) {
-    connection();
+  async stageDiscard(req, { from }) {
     await discardStage(from, req.stage);
     return null;
   },
-  exportOpen(_, __, from, { queue }) {
-    const size = connection().exportBegin();
+  exportOpen(_, { conn, from }, { queue }) {
+    const size = conn.exportBegin();
     const id = nextExport++;
     queue.beginExport({ from, id, size, read: 0, active: performance.now() });
     return { export: id, size };
   },
-  exportRead(req, transfer, from, { queue }) {
+  exportRead(req, { conn, from, transfer }, { queue }) {
     const x = queue.exporting;
     if (x?.id !== req.export || x.from !== from) throw exportEnded();
     let bytes: Uint8Array;
     try {
-      bytes = connection().exportRead(EXPORT_CHUNK);
+      bytes = conn.exportRead(EXPORT_CHUNK);
     } catch (err) {
       queue.endExport(); // a read that fails ends it (the core has let go already)
       throw err;
@@ -163,19 +166,18 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     transfer.push(bytes.buffer);
     return bytes;
   },
-  exportClose(req, _, from, { queue }) {
+  exportClose(req, { from }, { queue }) {
     if (queue.exporting?.id === req.export && queue.exporting.from === from) queue.endExport();
     return null;
   },
-  async importStaged(req, _, from) {
-    const c = connection();
+  async importStaged(req, { conn, from }) {
     const id = ownStage(from, req.stage);
     let into = new Uint8Array(0);
     try {
       const source = db.stages!.source(id);
       // SQLite reads a page at a time: one buffer, grown to the largest read.
       const key = req.key === undefined ? keyOf(db.key) : req.key;
-      c.importDatabase(
+      conn.importDatabase(
         source.size,
         (at: number, length: number) => {
           if (into.byteLength < length) into = new Uint8Array(length);
@@ -188,15 +190,14 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     }
     return null;
   },
-  watch(req, transfer, from) {
+  watch(req, { from, transfer }) {
     return watch(from, req, transfer);
   },
-  unwatch(req, _, from) {
+  unwatch(req, { from }) {
     unwatch(from, req.watch);
     return null;
   },
-  rekey(req, _, from, cx) {
-    const c = connection();
+  rekey(req, { conn, from }, cx) {
     // A plain database made plain is left as it is.
     if (req.key === null && !db.key) return null;
     const key = req.key === null ? null : keyBytes(req.key);
@@ -212,22 +213,21 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
           'RESQ_UNSUPPORTED',
           'rekey(key) of a plain database runs in the tab that leads it (whose worker holds the file): call it there, or close the other tabs first',
         );
-      return moveToCiphers(c, from, cx);
+      return moveToCiphers(conn, from, cx);
     }
-    c.rekey(req.key);
+    conn.rekey(req.key);
     db.key = key;
     cx.rekeyed(from);
     return null;
   },
-  async close(_, __, from, cx) {
+  async close(_, { conn, from }, cx) {
     // A following tab's close is its own: it leaves, the database stays.
     if (!from.page) {
       cx.left(from);
       return null;
     }
-    const c = connection();
     db.conn = null;
-    c.close();
+    conn.close();
     await db.stages?.discardAll();
     db.closedByPage = true;
     cx.closed();
@@ -243,15 +243,15 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
  * (link.ts). Calls that reach this worker after are refused with
  * RESQ_CLOSED; the page's link sends its own again.
  */
-async function moveToCiphers(c: Engine, from: Caller, cx: Context): Promise<'moved'> {
-  if (c.transactionOpen())
+async function moveToCiphers(conn: Engine, from: Caller, cx: Context): Promise<'moved'> {
+  if (conn.transactionOpen())
     throw refusal(
       'RESQ_BAD_PARAM',
       'rekey() rewrites every page in a transaction of its own: end the open transaction (COMMIT or ROLLBACK) first',
     );
-  c.encryptable();
+  conn.encryptable();
   db.conn = null;
-  c.close();
+  conn.close();
   await db.stages?.discardAll();
   // As if its page had closed it: a tab that comes to follow (the caller
   // among them) hears so, and waits for this worker's end.
@@ -342,23 +342,22 @@ async function answer(
   }
   if (req.op === 'fail') throw req.error;
   if (req.op === 'open') return open(req, from);
-  const conn = db.conn;
-  if (conn) {
-    if (typeof fields.sql === 'string' && fields.sql.length > limits.sql) fields.sql = bounded(fields.sql);
-    const found = recorded(from, req);
-    if (found !== undefined) return found;
-    if (expiry(from, req) === ENDED) return null;
-    // A transaction callback's call runs only inside its caller's open
-    // transaction (not after a failover to a worker that never saw it)
-    // and may not begin or end it.
-    if (fields.tx === true && cx.queue.owner !== from) {
-      throw refusal('RESQ_WORKER_DIED', 'this transaction has ended: the worker that held it is gone');
-    }
-    if (req.op === 'execute' && req.txn === 'begin' && typeof req.timeout === 'number') cx.queue.timeoutNext(req.timeout);
-    conn.transactionCallback(fields.tx === true);
+  // Every other op runs on the open connection, handed to it from here.
+  const conn = connection();
+  if (typeof fields.sql === 'string' && fields.sql.length > limits.sql) fields.sql = bounded(fields.sql);
+  const found = recorded(conn, from, req);
+  if (found !== undefined) return found;
+  if (expiry(from, req) === ENDED) return null;
+  // A transaction callback's call runs only inside its caller's open
+  // transaction (not after a failover to a worker that never saw it)
+  // and may not begin or end it.
+  if (fields.tx === true && cx.queue.owner !== from) {
+    throw refusal('RESQ_WORKER_DIED', 'this transaction has ended: the worker that held it is gone');
   }
-  const run = ops[req.op as Exclude<Op, 'open' | 'fail'>] as (r: Request, t: Transferable[], f: Caller, cx: Context) => unknown;
-  return recording(from, req, async () => run(req, transfer, from, cx));
+  if (req.op === 'execute' && req.txn === 'begin' && typeof req.timeout === 'number') cx.queue.timeoutNext(req.timeout);
+  conn.transactionCallback(fields.tx === true);
+  const run = ops[req.op as Exclude<Op, 'open' | 'fail'>] as (r: Request, call: Call, cx: Context) => unknown;
+  return recording(conn, from, req, async () => run(req, { conn, from, transfer }, cx));
 }
 
 /**

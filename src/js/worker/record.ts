@@ -15,7 +15,7 @@
 
 import type { Op, QueryResult, Replies, Request, RunResult } from '../protocol.js';
 import type { Caller } from './callers.js';
-import { connection, refusal } from './engine.js';
+import { refusal, type Engine } from './engine.js';
 
 /** The ops whose writes are recorded. */
 const RECORDED = new Set<Op>(['execute', 'executeBatch', 'query', 'queryBytes']);
@@ -23,10 +23,10 @@ const RECORDED = new Set<Op>(['execute', 'executeBatch', 'query', 'queryBytes'])
 type Numbered = Request & { seq?: number; below?: number; again?: true; tx?: true; txn?: string; sql?: string };
 
 /** The answer recorded for `req`, sent again by `from`; `undefined` when it has to run. */
-export function recorded(from: Caller, req: Request): unknown {
+export function recorded(conn: Engine, from: Caller, req: Request): unknown {
   const r = req as Numbered;
   if (!r.again || r.seq === undefined) return undefined;
-  const found = connection().callFind(from.tab, r.seq);
+  const found = conn.callFind(from.tab, r.seq);
   if (found) return unpack(req.op, found);
   // A COMMIT that left no record did not commit: its transaction is gone,
   // rolled back with the worker that held it.
@@ -40,10 +40,9 @@ export function recorded(from: Caller, req: Request): unknown {
  * Runs `run` for `req` of `from`, recording its answer with its write when
  * `from` follows (its calls may be sent again to another leader).
  */
-export async function recording<T>(from: Caller, req: Request, run: () => Promise<T>): Promise<T> {
+export async function recording<T>(conn: Engine, from: Caller, req: Request, run: () => Promise<T>): Promise<T> {
   const r = req as Numbered;
   if (from.page || r.seq === undefined || r.tx) return run();
-  const conn = connection();
   if (r.txn === 'commit') {
     if (conn.transactionOpen()) conn.callRecord(from.tab, r.seq, r.below ?? r.seq, pack('execute', { changes: 0, lastInsertRowid: 0 }));
     return run();
