@@ -163,7 +163,9 @@ async fn opening_an_open_name_again_is_locked() {
 #[wasm_bindgen_test]
 async fn opening_to_encrypt_encrypts_a_plain_file_and_opens_an_encrypted_one() {
     let name = unique("encrypt");
-    let key = JsValue::from_str("a passphrase");
+    // A passphrase in the key's one form, as the page gives it (keyproof.ts).
+    let passphrase = |p: &str| bytes(&[b"p", p.as_bytes()].concat());
+    let key = passphrase("a passphrase");
     let open = |key: JsValue, encrypt: bool| Connection::open(name.clone(), "opfs".into(), 1024.0, key, encrypt);
     let mut db = open_opfs(&name).await;
     exec(&mut db, "CREATE TABLE t(v); INSERT INTO t VALUES ('kept')", JsValue::UNDEFINED);
@@ -178,6 +180,6 @@ async fn opening_to_encrypt_encrypts_a_plain_file_and_opens_an_encrypted_one() {
     let mut db = open(key.clone(), true).await.unwrap_or_else(|e| panic!("opened with its key: {}", describe(&e)));
     assert_eq!(json(&mut db, "SELECT v FROM t"), r#"[{"v":"kept"}]"#);
     db.close().expect("close");
-    let wrong = open(JsValue::from_str("another"), true).await.err().expect("encrypted under another key");
+    let wrong = open(passphrase("another"), true).await.err().expect("encrypted under another key");
     assert_eq!(error_parts(&wrong).0, "RESQ_BAD_KEY", "{}", describe(&wrong));
 }

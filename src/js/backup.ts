@@ -100,7 +100,8 @@ export function checkSource(source: unknown): asserts source is ImportSource {
  * Moves `source` into a staged blob of the worker, then has the worker
  * replace the database with it (`importStaged`, which uses the staged blob
  * up, success or not). `send` sends in the database's call order; `key`
- * reads an encrypted file (the database's own key when not given).
+ * (in its one form, keyproof.ts) reads an encrypted file (the database's
+ * own key when not given).
  */
 export async function importInto(send: Send, generation: () => number, source: unknown, key?: unknown): Promise<void> {
   checkSource(source);
@@ -120,7 +121,8 @@ export async function importInto(send: Send, generation: () => number, source: u
     void send('stageDiscard', { stage }, [], held).catch(() => {});
     throw err;
   }
-  await send('importStaged', key === undefined ? { stage } : { stage, key }, [], held);
+  // `importDatabase` made the key's one form (keyproof.ts `keyBytes`).
+  await send('importStaged', key === undefined ? { stage } : { stage, key: key as Uint8Array }, [], held);
 }
 
 /** Reads `stream` to its end, handing on its bytes in buffers of STREAM_GATHER bytes (the last may be shorter). */

@@ -13,8 +13,16 @@
 
 import { type Client, startWorker } from './client.js';
 import { ResqError } from './errors.js';
-import { answerChallenge, type LinkKey } from './keyproof.js';
-import { ENCRYPTED_WORKER_NAME, WORKER_NAME, type BrokerReply, type BrokerRequest, type Hello, type Storage } from './protocol.js';
+import { answerChallenge } from './keyproof.js';
+import {
+  ENCRYPTED_WORKER_NAME,
+  WORKER_NAME,
+  type BrokerReply,
+  type BrokerRequest,
+  type HeldKey,
+  type Hello,
+  type Storage,
+} from './protocol.js';
 
 export interface ElectionOptions {
   name: string;
@@ -51,8 +59,8 @@ const uuid = () => crypto.randomUUID?.() ?? `${Date.now()}-${Math.random()}`;
 export class Election {
   /** Other tabs may open the database too: it leads by a Web Lock, or follows. */
   readonly shared: boolean;
-  /** Its presence picks the wasm with ciphers. */
-  key: LinkKey = null;
+  /** The key, held (keyproof.ts); its presence picks the wasm with ciphers. */
+  key: HeldKey | null = null;
   readonly #opts: ElectionOptions;
   readonly #seat: Seat;
   /** A `rekey(key)` of a plain database, until this tab's next worker has encrypted it. */
@@ -94,7 +102,7 @@ export class Election {
   }
 
   /** Leads, or follows and queues for the lead, with `key`. */
-  async start(key: LinkKey): Promise<void> {
+  async start(key: HeldKey | null): Promise<void> {
     this.key = key;
     if (!this.shared) return this.#lead();
     // This tab's own lock, held while the link lives: a leader's worker
@@ -235,7 +243,6 @@ export class Election {
     let graceful = false;
     try {
       const { name, storage, blobTransferThreshold, timeout } = this.#opts;
-      const key = this.key === null ? {} : 'held' in this.key ? { heldKey: this.key.held } : { key: this.key.invalid };
       await client.call('open', {
         name,
         storage,
@@ -243,7 +250,7 @@ export class Election {
         timeout,
         lock,
         tab: this.#tabLock,
-        ...key,
+        ...(this.key ? { heldKey: this.key } : {}),
         ...(this.#encrypting ? { encrypt: true } : {}),
       });
       this.#encrypting?.resolve();

@@ -10,6 +10,7 @@
 
 import { checkSource, type ImportSource } from './backup.js';
 import { Database } from './database.js';
+import { keyBytes } from './keyproof.js';
 import { Link } from './link.js';
 import { ResqError, badParam } from './errors.js';
 import { Transfer, isDetached } from './params.js';
@@ -108,8 +109,10 @@ export async function open(name: string, options: OpenOptions = {}): Promise<Dat
   if (storage === 'opfs' && !globalThis.navigator?.storage?.getDirectory) {
     throw new ResqError('RESQ_UNSUPPORTED', "this browser has no origin private file system (OPFS); use { storage: 'memory' }");
   }
-  // The worker checks the key (and that a memory database takes none).
-  const link = new Link({ name, storage, blobTransferThreshold: threshold === Infinity ? -1 : threshold, timeout, key: options.key });
+  // The key's one check, into its one form (keyproof.ts); the worker checks
+  // that a memory database takes none.
+  const key = options.key === undefined ? undefined : keyBytes(options.key);
+  const link = new Link({ name, storage, blobTransferThreshold: threshold === Infinity ? -1 : threshold, timeout, key });
   await link.ready;
   return new Database(link, threshold, timeout, () => link.close());
 }
@@ -135,7 +138,8 @@ export async function importDatabase(
   if (options === null || typeof options !== 'object') throw badParam('importDatabase() options must be an object');
   for (const k of Object.keys(options)) if (k !== 'key') throw badParam(`importDatabase() has no option "${k}" (it takes key)`);
   checkSource(source);
-  if (target instanceof Database) return target.importFrom(source, options.key);
+  // The key's one check (as a name's is open()'s, below).
+  if (target instanceof Database) return target.importFrom(source, options.key === undefined ? undefined : keyBytes(options.key));
   if (typeof target !== 'string') throw badParam('importDatabase() takes a database name such as "media.db", or an open Database');
   if (target === ':memory:')
     throw badParam("a ':memory:' database is private to the open() that made it: pass that Database to importDatabase()");

@@ -4,32 +4,29 @@
 // and the worker compares it with its own. A tab that cannot answer gets
 // RESQ_BAD_KEY, and none of its calls runs.
 
+import { ResqError, badParam } from './errors.js';
 import type { HeldKey, Hello, KeyProof, KeyVerdict } from './protocol.js';
 
 /**
- * The bytes a key is proved with: `p` and a passphrase's UTF-8, or `r` and
- * 32 raw bytes (so a passphrase never matches raw bytes). Null for no key
- * or one the worker would refuse (it says why).
+ * A key in its one form: `p` and a passphrase's UTF-8, or `r` and 32 raw
+ * bytes (so a passphrase never matches raw bytes). Made here, where the
+ * page is given a key (`open`, `rekey`, `importDatabase`), and checked
+ * only here: the worker proves the key with these bytes and the core
+ * opens the database with them (src/worker/convert.rs reads this form).
  */
-export function keyBytes(key: unknown): Uint8Array | null {
-  if (typeof key === 'string' && key.length > 0) return new Uint8Array([0x70, ...new TextEncoder().encode(key)]);
-  if (key instanceof Uint8Array && key.byteLength === 32) return new Uint8Array([0x72, ...key]);
-  return null;
-}
-
-/** The key {@link keyBytes} made `bytes` from, as `open` takes it; undefined for null. */
-export function keyOf(bytes: Uint8Array | null): string | Uint8Array | undefined {
-  if (!bytes) return undefined;
-  return bytes[0] === 0x72 ? bytes.slice(1) : new TextDecoder().decode(bytes.subarray(1));
-}
-
-/** `key` held (see HeldKey in protocol.ts); null for a value that is no key (the worker says why). */
-export async function holdKey(key: unknown): Promise<HeldKey | null> {
+export function keyBytes(key: unknown): Uint8Array {
   // A lone surrogate would come back from UTF-8 as another passphrase.
-  if (typeof key === 'string' && !key.isWellFormed()) return null;
-  const bytes = keyBytes(key);
-  if (!bytes || !globalThis.crypto?.subtle) return null;
+  if (typeof key === 'string' && key.length > 0 && key.isWellFormed()) return new Uint8Array([0x70, ...new TextEncoder().encode(key)]);
+  if (key instanceof Uint8Array && key.byteLength === 32) return new Uint8Array([0x72, ...key]);
+  throw badParam('key must be a passphrase (a non-empty string, valid Unicode) or 32 raw bytes (a Uint8Array)');
+}
+
+/** A key's {@link keyBytes} held (see HeldKey in protocol.ts); `bytes` are zeroed. */
+export async function holdKey(bytes: Uint8Array): Promise<HeldKey> {
   try {
+    // A secure context has it, as OPFS wants one (a key is for OPFS only).
+    if (!globalThis.crypto?.subtle)
+      throw new ResqError('RESQ_UNSUPPORTED', 'a key needs WebCrypto (crypto.subtle), which only a secure context has');
     const proof = await crypto.subtle.importKey('raw', bytes as BufferSource, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
     const wrap = await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt', 'decrypt']);
     const iv = crypto.getRandomValues(new Uint8Array(12));
@@ -61,16 +58,6 @@ export function sameProof(a: Uint8Array, b: Uint8Array): boolean {
   return diff === 0;
 }
 
-/** A tab's key: held, or a value given as a key that is none (for the worker to refuse); null for none. */
-export type LinkKey = { held: HeldKey } | { invalid: unknown } | null;
-
-/** `key` as `open` took it, as a tab keeps it. */
-export async function linkKey(key: unknown): Promise<LinkKey> {
-  if (key === undefined) return null;
-  const held = await holdKey(key);
-  return held ? { held } : { invalid: key };
-}
-
 /**
  * The following side of the check, on `port` to the leader's worker that
  * said `hello`: 'ok' to follow it (a plain database and no key, or the
@@ -80,11 +67,11 @@ export async function linkKey(key: unknown): Promise<LinkKey> {
 export async function answerChallenge(
   hello: Hello,
   port: MessagePort,
-  key: LinkKey,
+  key: HeldKey | null,
   name: string,
   leaderGone: Promise<null>,
 ): Promise<'ok' | 'gone' | { refusal: string }> {
-  const proof = key && 'held' in key ? key.held.proof : null;
+  const proof = key?.proof ?? null;
   if (!hello.encrypted && proof) return { refusal: `${name} is not encrypted: open it without a key` };
   if (hello.encrypted && !proof) return { refusal: `${name} is encrypted: open it with its key` };
   if (!proof) return 'ok';

@@ -21,7 +21,7 @@
 import { Client } from './client.js';
 import { Election, type ElectionOptions } from './election.js';
 import { ResqError } from './errors.js';
-import { linkKey } from './keyproof.js';
+import { holdKey, keyBytes } from './keyproof.js';
 import { Ledger, gone } from './ledger.js';
 import type { Op, Replies, Requests } from './protocol.js';
 import { Watchers, type Watcher } from './watchers.js';
@@ -29,8 +29,8 @@ import { Watchers, type Watcher } from './watchers.js';
 export type { Watcher } from './watchers.js';
 
 export interface LinkOptions extends ElectionOptions {
-  /** `key`, as `open` took it: the link holds it (keyproof.ts) and keeps no reference to it. */
-  key?: unknown;
+  /** The key in its one form (keyproof.ts `keyBytes`): the link holds it, and zeroes these bytes. */
+  key?: Uint8Array;
 }
 
 /** How long `open()` waits to reach a database another tab holds, then RESQ_LOCKED. */
@@ -64,9 +64,7 @@ export class Link {
     });
     this.ready = new Promise((resolve, reject) => (this.#settle = { resolve, reject }));
     this.ready.catch(() => {});
-    void linkKey(key)
-      .then((k) => this.#election.start(k))
-      .catch((err) => this.#fatal(err));
+    void (key ? holdKey(key) : Promise.resolve(null)).then((k) => this.#election.start(k)).catch((err) => this.#fatal(err));
     if (this.#election.shared) {
       const timer = setTimeout(
         () =>
@@ -109,12 +107,20 @@ export class Link {
     return this.call('fail', { error: wire }) as Promise<never>;
   }
 
-  /** Changes the key; every other tab that has it open is told (RESQ_BAD_KEY). */
+  /**
+   * Changes the key (`rekey` hands on what it was given: its one check is
+   * here); every other tab that has it open is told (RESQ_BAD_KEY).
+   */
   async rekey(key: unknown): Promise<void> {
-    const next = key === null ? null : await linkKey(key);
-    const moved = await this.call('rekey', { key });
-    this.#election.key = next;
-    if (moved === 'moved') await this.#moveToCiphers();
+    const bytes = key === null ? null : keyBytes(key);
+    try {
+      const next = bytes && (await holdKey(bytes.slice()));
+      const moved = await this.call('rekey', { key: bytes });
+      this.#election.key = next;
+      if (moved === 'moved') await this.#moveToCiphers();
+    } finally {
+      bytes?.fill(0);
+    }
   }
 
   /**

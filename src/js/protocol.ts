@@ -42,7 +42,7 @@ export interface Requests {
    * its end). `tab`: the page's tab id (see {@link Numbered}); `timeout`:
    * its `transactionTimeout`.
    */
-  /** `heldKey`: the key, held (keyproof.ts); `key`: a value given as one that is none, to be refused. */
+  /** `heldKey`: the key, held (keyproof.ts). */
   /** `encrypt`: finish a `rekey(key)` of a plain database (the reply 'moved'): encrypt it under `heldKey`. */
   open: {
     name: string;
@@ -52,7 +52,6 @@ export interface Requests {
     tab: string;
     timeout: number;
     heldKey?: HeldKey;
-    key?: unknown;
     encrypt?: boolean;
   };
   /**
@@ -85,8 +84,8 @@ export interface Requests {
   stageAppend: { stage: number; chunk: Uint8Array | Blob };
   stageDiscard: { stage: number };
   close: Record<string, never>;
-  /** A new key (as `open` takes it), or null to decrypt. */
-  rekey: { key: unknown };
+  /** A new key in its one form (keyproof.ts `keyBytes`), or null to decrypt. */
+  rekey: { key: Uint8Array | null };
   /**
    * A live query: the reply is its result now (`null` if its hash is
    * `previous`); later results come as {@link Push}es with the same
@@ -104,8 +103,8 @@ export interface Requests {
   exportRead: { export: number };
   exportClose: { export: number };
   /** `importDatabase`: replaces the database with staged blob `stage`'s bytes, once checked; the stage is used up either way. */
-  /** `key`: an encrypted file's, as `open` takes it (the database's own when absent). */
-  importStaged: { stage: number; key?: unknown };
+  /** `key`: an encrypted file's, in its one form (keyproof.ts `keyBytes`); the database's own when absent. */
+  importStaged: { stage: number; key?: Uint8Array };
   /**
    * A call the page already refused (a bad parameter): the worker only sends
    * `error` back, so the rejection comes in its turn, after the replies to

@@ -8,7 +8,7 @@
 // wait, so transactions from different tabs never interleave.
 
 import init, { Sealer } from './wasm/resq_wasm.js';
-import { keyBytes, keyOf, keyProof, sameProof, unholdKey } from './keyproof.js';
+import { keyProof, sameProof, unholdKey } from './keyproof.js';
 import type { Attach, Expired, Hello, KeyProof, KeyVerdict, Requests } from './protocol.js';
 import { caller, type Caller } from './worker/callers.js';
 import { cipher, db, openEngine, refusal } from './worker/engine.js';
@@ -183,9 +183,11 @@ async function open(req: Requests['open'], from: Caller): Promise<null> {
   } catch (err) {
     throw refusal('RESQ_UNSUPPORTED', `could not load the SQLite wasm: ${String(err)}`);
   }
-  const key = req.heldKey ? keyOf(await unholdKey(req.heldKey)) : req.key;
+  // The key in its one form (keyproof.ts), as the core opens it and
+  // following tabs prove it.
+  const key = req.heldKey ? await unholdKey(req.heldKey) : undefined;
   db.conn = await openPatiently(req, key);
-  db.key = keyBytes(key);
+  db.key = key ?? null;
   // An OPFS database's stage directory is named after it (its pool makes
   // it this worker's alone). Memory databases of one name can be open in
   // several tabs at once, so each worker gets a directory of its own.
@@ -214,7 +216,7 @@ async function forgetGoneTabs(): Promise<void> {
  * worker/ops.ts), the core encrypts the file under `key` as it opens it,
  * or opens it with `key` if it finds it encrypted already.
  */
-async function openPatiently(req: Requests['open'], key: unknown) {
+async function openPatiently(req: Requests['open'], key: Uint8Array | undefined) {
   const start = performance.now();
   for (let wait = 20; ; wait = Math.min(wait * 2, 500)) {
     try {

@@ -141,24 +141,30 @@ fn push_value(arena: &mut Arena, v: &JsValue, label: impl Fn() -> String) -> Res
     Ok(())
 }
 
-/// `open`'s `key`: none (`undefined`), a passphrase (a non-empty string), or
-/// 32 raw bytes (a `Uint8Array`).
-pub fn key_from_js(v: &JsValue) -> Result<Option<Key>, Error> {
-    if v.is_undefined() {
-        return Ok(None);
-    }
-    if let Some(s) = v.dyn_ref::<JsString>() {
-        if s.length() > 0 && s.unchecked_ref::<Str>().is_well_formed() {
-            return Ok(Some(Key::Passphrase(String::from(s))));
+/// A key in its one form, as the page makes it where it is given one, and
+/// checks it (keyproof.ts `keyBytes`): `p` and a passphrase's UTF-8, or `r`
+/// and 32 raw bytes. It is read here, not checked again: anything else did
+/// not come from the page's client.
+pub fn key_from_js(v: &JsValue) -> Result<Key, Error> {
+    let not_a_key = || Error::BadParam("the key is not in the form the page's client gives it".into());
+    let bytes = v.dyn_ref::<Uint8Array>().ok_or_else(not_a_key)?;
+    let len = bytes.length();
+    match (len > 0).then(|| bytes.get_index(0)) {
+        Some(b'r') if len == 33 => {
+            let mut raw = [0u8; 32];
+            bytes.subarray(1, len).copy_to(&mut raw);
+            Ok(Key::Raw(raw))
         }
-    } else if let Some(bytes) = v.dyn_ref::<Uint8Array>().filter(|b| b.length() == 32) {
-        let mut raw = [0u8; 32];
-        bytes.copy_to(&mut raw);
-        return Ok(Some(Key::Raw(raw)));
+        Some(b'p') => {
+            let mut utf8 = vec![0u8; len as usize - 1];
+            bytes.subarray(1, len).copy_to(&mut utf8);
+            String::from_utf8(utf8).map(Key::Passphrase).map_err(|e| {
+                e.into_bytes().fill(0);
+                not_a_key()
+            })
+        }
+        _ => Err(not_a_key()),
     }
-    Err(Error::BadParam(
-        "key must be a passphrase (a non-empty string, valid Unicode) or 32 raw bytes (a Uint8Array)".into(),
-    ))
 }
 
 /// A `Uint8Array` over the bytes of an `ArrayBuffer` or any `ArrayBufferView`.

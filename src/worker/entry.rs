@@ -92,7 +92,7 @@ pub struct Connection {
 #[wasm_bindgen]
 impl Connection {
     /// Opens `name` on `storage` (`"opfs"` or `"memory"`).
-    /// `key`: `undefined`, a passphrase, or 32 bytes (see `cipher`).
+    /// `key`: `undefined`, or a key in its one form (see `key_from_js`).
     /// `encrypt`: a plain file is encrypted under `key` as it opens, and
     /// one encrypted already opens with it (the end of a `rekey(key)` of a
     /// plain database: see `cipher::open_to_encrypt`).
@@ -100,11 +100,11 @@ impl Connection {
         name: String,
         storage: String,
         blob_threshold: f64,
-        #[wasm_bindgen(unchecked_param_type = "unknown")] key: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array | undefined")] key: JsValue,
         encrypt: bool,
     ) -> JsResult<Connection> {
         name::check(&name, &storage).map_err(js_err)?;
-        let key = key_from_js(&key).map_err(js_err)?;
+        let key = if key.is_undefined() { None } else { Some(key_from_js(&key).map_err(js_err)?) };
         let threshold =
             if blob_threshold.is_finite() && blob_threshold >= 0.0 { blob_threshold as usize } else { usize::MAX };
         let storage = match storage.as_str() {
@@ -283,9 +283,9 @@ impl Connection {
         &mut self,
         size: f64,
         #[wasm_bindgen(unchecked_param_type = "(at: number, length: number) => Uint8Array")] read: js_sys::Function,
-        #[wasm_bindgen(unchecked_param_type = "unknown")] key: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array | undefined")] key: JsValue,
     ) -> JsResult<()> {
-        let key = key_from_js(&key).map_err(js_err)?;
+        let key = if key.is_undefined() { None } else { Some(key_from_js(&key).map_err(js_err)?) };
         let read = Box::new(move |at: u64, buf: &mut [u8]| {
             let got = read.call2(&JsValue::NULL, &JsValue::from(at as f64), &JsValue::from(buf.len() as f64)).map_err(
                 |e| {
@@ -489,16 +489,8 @@ impl Connection {
 
     /// `rekey`: the new key (as `open` takes it), or `null` to decrypt;
     /// see `cipher::rekey`.
-    pub fn rekey(&mut self, #[wasm_bindgen(unchecked_param_type = "unknown")] key: JsValue) -> JsResult<()> {
-        let key = if key.is_null() {
-            None
-        } else {
-            Some(
-                key_from_js(&key)
-                    .and_then(|k| k.ok_or_else(|| Error::BadParam("rekey() takes a key, or null".into())))
-                    .map_err(js_err)?,
-            )
-        };
+    pub fn rekey(&mut self, #[wasm_bindgen(unchecked_param_type = "Uint8Array | null")] key: JsValue) -> JsResult<()> {
+        let key = if key.is_null() { None } else { Some(key_from_js(&key).map_err(js_err)?) };
         self.db.drop_read_handle();
         cipher::rekey(self.db.conn(), key.as_ref()).map_err(js_err)
     }

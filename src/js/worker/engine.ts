@@ -15,7 +15,13 @@ import type { StageSpace } from './stage.js';
 export type Engine = Connection;
 
 /** Opens a connection (see `Connection.open` in src/worker/entry.rs). */
-export function openEngine(name: string, storage: Storage, blobTransferThreshold: number, key: unknown, encrypt: boolean): Promise<Engine> {
+export function openEngine(
+  name: string,
+  storage: Storage,
+  blobTransferThreshold: number,
+  key: Uint8Array | undefined,
+  encrypt: boolean,
+): Promise<Engine> {
   return Connection.open(name, storage, blobTransferThreshold, key, encrypt);
 }
 
@@ -44,7 +50,7 @@ export const db: {
   conn: Engine | null;
   stages: StageSpace | null;
   closedByPage: boolean;
-  /** An encrypted database's key as following tabs prove it (keyproof.ts); null when plain. */
+  /** An encrypted database's key in its one form (keyproof.ts), as following tabs prove it; null when plain. */
   key: Uint8Array | null;
 } = { conn: null, stages: null, closedByPage: false, key: null };
 

@@ -2,7 +2,6 @@
 // and how one is answered: checked, looked up when it was sent before,
 // run, recorded with its write when a following tab sent it, replied to.
 
-import { keyBytes, keyOf } from '../keyproof.js';
 import type { Op, Replies, Request, Requests, RunResult, WireError } from '../protocol.js';
 import type { Caller } from './callers.js';
 import { cipher, connection, db, endsTransaction, limits, refusal, type Engine } from './engine.js';
@@ -176,7 +175,7 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     try {
       const source = db.stages!.source(id);
       // SQLite reads a page at a time: one buffer, grown to the largest read.
-      const key = req.key === undefined ? keyOf(db.key) : req.key;
+      const key = req.key ?? db.key ?? undefined;
       conn.importDatabase(
         source.size,
         (at: number, length: number) => {
@@ -200,13 +199,7 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
   rekey(req, { conn, from }, cx) {
     // A plain database made plain is left as it is.
     if (req.key === null && !db.key) return null;
-    const key = req.key === null ? null : keyBytes(req.key);
-    if (req.key !== null && !key)
-      throw refusal(
-        'RESQ_BAD_PARAM',
-        'rekey() takes a passphrase (a non-empty string, valid Unicode), 32 raw bytes (a Uint8Array), or null to decrypt',
-      );
-    if (key && !db.key && !cipher) {
+    if (req.key !== null && !db.key && !cipher) {
       // The tab that leads starts the next worker, and keeps the lead meanwhile.
       if (!from.page)
         throw refusal(
@@ -216,7 +209,7 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
       return moveToCiphers(conn, from, cx);
     }
     conn.rekey(req.key);
-    db.key = key;
+    db.key = req.key;
     cx.rekeyed(from);
     return null;
   },
