@@ -43,19 +43,24 @@ const followers = new Set<Caller>();
 const ready = cipher ? init({ module_or_path: new URL('./wasm/resq_wasm_cipher_bg.wasm', import.meta.url) }) : init();
 ready.catch(() => {});
 
-const queue: Queue = new Queue({
-  run: (from, req) => handle(from, req, context, open),
-  leave: cleanUp,
-  idle: rerunWatches,
-  expired: (owner) => {
-    try {
-      owner.post({ expired: true } satisfies Expired);
-    } catch {
-      // A tab that is going away.
-    }
+const queue: Queue = new Queue(
+  {
+    run: (from, req) => handle(from, req, context, open),
+    leave: cleanUp,
+    idle: () => {
+      if (db.conn) rerunWatches(db.conn);
+    },
+    expired: (owner) => {
+      try {
+        owner.post({ expired: true } satisfies Expired);
+      } catch {
+        // A tab that is going away.
+      }
+    },
+    die,
   },
-  die,
-});
+  () => db.conn,
+);
 
 const context: Context = {
   queue,
@@ -145,12 +150,7 @@ async function cleanUp(c: Caller): Promise<void> {
   const conn = db.conn;
   if (!conn) return;
   if (queue.exporting?.from === c) queue.endExport();
-  // It left with its transaction open (its tab closed mid-transaction).
-  if (queue.owner === c && conn.transactionOpen()) {
-    // Not as a transaction callback's call, which may not roll back.
-    conn.transactionCallback(false);
-    conn.execute('ROLLBACK', undefined);
-  }
+  if (queue.owner === c) queue.rollBack();
   conn.blobStreamsClose(c.tab);
   for (const id of [...c.stages]) await discardStage(c, id);
   unwatchAll(c);

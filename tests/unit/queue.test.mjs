@@ -1,4 +1,4 @@
-// The worker queue's rules (src/js/worker/turns.ts) on their own: the order
+// The worker queue's rules (src/js/worker/queue.ts) on their own: the order
 // requests run in, a transaction's owner holding the others back, an
 // export's hold, the transaction timeout and the export stall, and when
 // live queries re-run. The work each request does is a stand-in that logs
@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { mock, test } from 'node:test';
 import { load } from './load.mjs';
 
-const { Turns, EXPORT_IDLE_MS, RERUN_EVERY } = await load('src/js/worker/turns.ts');
+const { Queue, EXPORT_IDLE_MS, RERUN_EVERY } = await load('src/js/worker/queue.ts');
 const { caller } = await load('src/js/worker/callers.ts');
 
 let clock = 0;
@@ -69,7 +69,7 @@ function setup() {
     expired: (owner) => log.push(`${owner.tab} expired`),
     die: (err) => log.push(`died: ${err.message}`),
   };
-  const queue = new Turns(work, () => conn);
+  const queue = new Queue(work, () => conn);
   const release = () => held.shift()();
   return { queue, log, conn, release };
 }

@@ -7,7 +7,7 @@
 import type { Push, Requests, WatchResult } from '../protocol.js';
 import { queryKey } from '../querykey.js';
 import type { Caller } from './callers.js';
-import { connection, db, refusal } from './engine.js';
+import { type Engine, refusal } from './engine.js';
 import { toWireError, transferResult } from './replies.js';
 
 interface Shared {
@@ -30,8 +30,7 @@ function watchesOf(c: Caller): Map<number, Shared> {
   return m;
 }
 
-export function watch(from: Caller, req: Requests['watch'], transfer: Transferable[]): WatchResult | null {
-  const c = connection();
+export function watch(c: Engine, from: Caller, req: Requests['watch'], transfer: Transferable[]): WatchResult | null {
   const mine = watchesOf(from);
   if (mine.has(req.watch)) throw refusal('RESQ_BAD_PARAM', 'this watch id is in use');
   const bytes = req.bytes === true;
@@ -65,12 +64,11 @@ export function unwatchAll(from: Caller): void {
 }
 
 /** Re-runs the live queries that read a table committed transactions changed since the last time. */
-export function rerunWatches(): void {
+export function rerunWatches(conn: Engine): void {
   // Without watches the changed tables are left to gather (a set of
   // names, bounded by the schema): a watch made later re-runs once for
   // them, and its hash keeps that from being delivered.
-  const conn = db.conn;
-  if (!conn || shared.size === 0) return;
+  if (shared.size === 0) return;
   const changed = new Set(conn.takeChanged());
   for (const s of shared.values()) if (s.tables.some((t) => changed.has(t)) || changed.has('sqlite_schema')) s.dirty = true;
   for (const s of shared.values()) {

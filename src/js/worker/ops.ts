@@ -189,8 +189,8 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     }
     return null;
   },
-  watch(req, { from, transfer }) {
-    return watch(from, req, transfer);
+  watch(req, { conn, from, transfer }) {
+    return watch(conn, from, req, transfer);
   },
   unwatch(req, { from }) {
     unwatch(from, req.watch);

@@ -1,12 +1,202 @@
-// This worker's queue: the rules of turns.ts over its one connection.
+// This worker's queue: requests run one at a time, in the order they
+// arrived, with two holds on it.
+//
+// - A transaction. While a caller has one open (it is the `owner`), only
+//   its requests run. One that keeps others waiting and makes no call of
+//   its own for its `transactionTimeout` is rolled back, and its caller is
+//   told (`onExpire`): no tab waits forever on a frozen one, or on a
+//   callback awaiting something that never comes.
+// - An export. While one runs, only its reads run, and its caller's
+//   leaving, so the pages it reads are all of one state. One that is not
+//   read for EXPORT_IDLE_MS while a request waits for it ends, and its next
+//   read fails with SQLITE_ABORT: a forgotten stream cannot hold the
+//   database for good.
+//
+// Should running a request ever throw, the worker can no longer promise an
+// answer to anything, so it ends (`die`): every tab then rejects its
+// pending calls with RESQ_WORKER_DIED.
+//
+// The connection comes in as a function: the rules load without the wasm,
+// and are unit tested so.
 
-import { db } from './engine.js';
-import { Turns, type Work } from './turns.js';
+import type { Request } from '../protocol.js';
+import type { Caller } from './callers.js';
+import type { Engine } from './engine.js';
 
-export { EXPORT_IDLE_MS } from './turns.js';
+/** The part of the connection the queue uses. */
+export type QueueEngine = Pick<Engine, 'transactionOpen' | 'transactionCallback' | 'execute' | 'exportEnd'>;
 
-export class Queue extends Turns {
-  constructor(work: Work) {
-    super(work, () => db.conn);
+export interface Entry {
+  from: Caller;
+  req: Request | { op: 'leave' };
+  /** When it was queued (performance.now()). */
+  at: number;
+}
+
+/** The export in progress. */
+export interface Exporting {
+  from: Caller;
+  id: number;
+  size: number;
+  read: number;
+  /** When it began or was last read (performance.now()). */
+  active: number;
+}
+
+/** How long an export may go unread while a request waits for it. */
+export const EXPORT_IDLE_MS = 10_000;
+
+/** Requests run between live-query re-runs while the queue stays busy. */
+export const RERUN_EVERY = 16;
+
+/** What the queue runs, and whom it tells. */
+export interface Work {
+  run(from: Caller, req: Request): Promise<void>;
+  leave(from: Caller): Promise<void>;
+  /** Between requests, outside transactions and exports: live queries re-run. */
+  idle(): void;
+  /** `owner`'s transaction was rolled back by its timeout. */
+  expired(owner: Caller): void;
+  die(err: unknown): void;
+}
+
+export class Queue {
+  /** The caller whose transaction is open: only its requests run. */
+  owner: Caller | null = null;
+  exporting: Exporting | null = null;
+  #entries: Entry[] = [];
+  #work: Work;
+  /** The connection (`null` before open and after close). */
+  #conn: () => QueueEngine | null;
+  #pumping = false;
+  #running: Entry | null = null;
+  /** The owner's transactionTimeout, and when it last made a call. */
+  #timeout = Infinity;
+  /** The timeout of the transaction that opens next, when its BEGIN said. */
+  #next: number | null = null;
+  #active = 0;
+  #stallTimer: ReturnType<typeof setTimeout> | undefined;
+  #expiryTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(work: Work, conn: () => QueueEngine | null) {
+    this.#work = work;
+    this.#conn = conn;
+  }
+
+  enqueue(from: Caller, req: Entry['req']): void {
+    this.#entries.push({ from, req, at: performance.now() });
+    if (!this.#pumping) this.#pump().catch((err) => this.#work.die(err));
+    else this.#watch();
+  }
+
+  /** Drops the requests of `c` still queued (it left). */
+  drop(c: Caller): void {
+    this.#entries = this.#entries.filter((e) => e.from !== c);
+  }
+
+  /** The transaction that opens next times out after `timeout` ms of keeping others waiting. */
+  timeoutNext(timeout: number): void {
+    this.#next = timeout;
+  }
+
+  beginExport(e: Exporting): void {
+    this.exporting = e;
+  }
+
+  endExport(): void {
+    this.exporting = null;
+    this.#conn()?.exportEnd();
+    clearTimeout(this.#stallTimer);
+  }
+
+  /** Whether `e` may run now. */
+  #runnable(e: Entry): boolean {
+    const x = this.exporting;
+    if (x) return e.from === x.from && (e.req.op === 'leave' || e.req.op === 'exportRead' || e.req.op === 'exportClose');
+    return this.owner === null || e.from === this.owner;
+  }
+
+  async #pump(): Promise<void> {
+    this.#pumping = true;
+    let sinceRerun = 0;
+    for (;;) {
+      const i = this.#entries.findIndex((e) => this.#runnable(e));
+      if (i < 0) break;
+      const [entry] = this.#entries.splice(i, 1);
+      this.#running = entry;
+      if (entry.req.op === 'leave') await this.#work.leave(entry.from);
+      else await this.#work.run(entry.from, entry.req);
+      this.#running = null;
+      const owner = this.#conn()?.transactionOpen() ? entry.from : null;
+      if (owner && owner !== this.owner) this.#timeout = this.#next ?? owner.timeout;
+      this.#next = null;
+      this.owner = owner;
+      if (owner) this.#active = performance.now();
+      // Live queries re-run outside transactions (never on uncommitted
+      // data) and exports, when the queue is idle or every so often under load.
+      if (owner === null && !this.exporting && (this.#entries.length === 0 || ++sinceRerun >= RERUN_EVERY)) {
+        sinceRerun = 0;
+        this.#work.idle();
+      }
+    }
+    this.#pumping = false;
+    this.#watch();
+  }
+
+  /** Looks at what holds the queue up: a stalled export ends, an idle transaction that others wait on expires. */
+  #watch(): void {
+    this.#watchStall();
+    this.#watchExpiry();
+  }
+
+  #watchStall(): void {
+    clearTimeout(this.#stallTimer);
+    const x = this.exporting;
+    if (!x) return;
+    const waiting = this.#entries.find((e) => !this.#runnable(e));
+    if (!waiting) return;
+    const due = Math.max(x.active, waiting.at) + EXPORT_IDLE_MS - performance.now();
+    if (due > 0) {
+      this.#stallTimer = setTimeout(() => this.#watch(), due);
+      return;
+    }
+    this.endExport();
+    if (!this.#pumping) this.#pump().catch((err) => this.#work.die(err));
+  }
+
+  #watchExpiry(): void {
+    clearTimeout(this.#expiryTimer);
+    const owner = this.owner;
+    // A call of the owner's running or queued: it is not idle.
+    if (!owner || this.#running?.from === owner || this.#entries.some((e) => e.from === owner)) return;
+    const waiting = this.#entries.find((e) => e.from !== owner);
+    if (!waiting || !Number.isFinite(this.#timeout)) return;
+    const due = Math.max(this.#active, waiting.at) + this.#timeout - performance.now();
+    if (due > 0) {
+      this.#expiryTimer = setTimeout(() => this.#watch(), due);
+      return;
+    }
+    this.#expire(owner);
+  }
+
+  /**
+   * Rolls back the open transaction, if any: its owner's time ran out, or it
+   * left with it open (its tab closed mid-transaction).
+   */
+  rollBack(): void {
+    const conn = this.#conn();
+    if (!conn?.transactionOpen()) return;
+    // Not as a transaction callback's call, which may not roll back.
+    conn.transactionCallback(false);
+    conn.execute('ROLLBACK', undefined);
+  }
+
+  /** Rolls back `owner`'s transaction: it kept others waiting for too long. */
+  #expire(owner: Caller): void {
+    this.rollBack();
+    owner.expired = true;
+    this.owner = null;
+    this.#work.expired(owner);
+    if (!this.#pumping) this.#pump().catch((err) => this.#work.die(err));
   }
 }
