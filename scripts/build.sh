@@ -44,7 +44,13 @@ fi
 # here, not an earlier build's pkg/protocol.d.ts (an output tsc will not
 # also read, TS5055).
 rm -f pkg/*.js pkg/*.d.ts
-npx tsc -p tsconfig.json
+# The JS ships without its comments: they are about 40% of what a page
+# downloads for `import { open }` (gzip), and a bundler's minifier drops
+# them anyway. The .d.ts files keep every doc comment, for editors.
+# (Declarations first: with pkg/protocol.js there, the glue's import of
+# ../protocol.js would find the JS and not src/js/protocol.ts.)
+npx tsc -p tsconfig.json --emitDeclarationOnly
+npx tsc -p tsconfig.json --removeComments --declaration false
 # The worker as one file: its imports (the wasm-bindgen glue, protocol.js,
 # stage.js) would cost a second round of fetches before it runs, about
 # 14 ms of a cold start (benches/experiments/009-one-file-worker.md). The
