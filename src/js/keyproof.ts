@@ -13,12 +13,15 @@ import type { HeldKey, Hello, KeyProof, KeyVerdict } from './protocol.js';
  * page is given a key (`open`, `rekey`, `importDatabase`), and checked
  * only here: the worker proves the key with these bytes and the core
  * opens the database with them (src/worker/convert.rs reads this form).
+ * `orNull`: the refusal names `null` too (`rekey(null)` decrypts).
  */
-export function keyBytes(key: unknown): Uint8Array {
+export function keyBytes(key: unknown, orNull = false): Uint8Array {
   // A lone surrogate would come back from UTF-8 as another passphrase.
   if (typeof key === 'string' && key.length > 0 && key.isWellFormed()) return new Uint8Array([0x70, ...new TextEncoder().encode(key)]);
   if (key instanceof Uint8Array && key.byteLength === 32) return new Uint8Array([0x72, ...key]);
-  throw badParam('key must be a passphrase (a non-empty string, valid Unicode) or 32 raw bytes (a Uint8Array)');
+  throw badParam(
+    `key must be a passphrase (a non-empty string, valid Unicode)${orNull ? ', ' : ' or '}32 raw bytes (a Uint8Array)${orNull ? ', or null to decrypt' : ''}`,
+  );
 }
 
 /** A key's {@link keyBytes} held (see HeldKey in protocol.ts); `bytes` are zeroed. */

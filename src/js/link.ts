@@ -112,7 +112,7 @@ export class Link {
    * here); every other tab that has it open is told (RESQ_BAD_KEY).
    */
   async rekey(key: unknown): Promise<void> {
-    const bytes = key === null ? null : keyBytes(key);
+    const bytes = key === null ? null : keyBytes(key, true);
     try {
       const next = bytes && (await holdKey(bytes.slice()));
       const moved = await this.call('rekey', { key: bytes });

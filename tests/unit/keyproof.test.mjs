@@ -33,6 +33,8 @@ test('anything else is RESQ_BAD_PARAM, with one message', () => {
     );
   }
   assert.deepEqual([...messages], ['key must be a passphrase (a non-empty string, valid Unicode) or 32 raw bytes (a Uint8Array)']);
+  // rekey's refusal names null too, which decrypts.
+  assert.throws(() => keyBytes(42, true), { code: 'RESQ_BAD_PARAM', message: /, or null to decrypt$/ });
 });
 
 test('a held key unseals to its one form, zeroes what it was made from, and proves as its bytes do', async () => {
