@@ -16,6 +16,10 @@ use js_sys::{Array, Float64Array, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use web_sys::Blob;
 
+mod blobs;
+mod file;
+mod record;
+
 type JsResult<T> = Result<T, JsValue>;
 
 fn js_err(e: Error) -> JsValue {
@@ -174,143 +178,6 @@ impl Connection {
     #[wasm_bindgen(js_name = streamEnd)]
     pub fn stream_end(&mut self, ok: bool) -> JsResult<()> {
         self.db.stream_end(ok).map_err(js_err)
-    }
-
-    /// `[start, end]` of a range of one stored BLOB, checked as `readBlob`
-    /// checks it (for `blobFile`).
-    #[wasm_bindgen(js_name = blobRange)]
-    pub fn blob_range(
-        &mut self,
-        table: &str,
-        column: &str,
-        #[wasm_bindgen(unchecked_param_type = "number | bigint")] rowid: JsValue,
-        offset: Option<f64>,
-        length: Option<f64>,
-    ) -> JsResult<Vec<f64>> {
-        let rowid = rowid_from_js(&rowid).map_err(js_err)?;
-        let (start, len) = self.db.blob_range(table, column, rowid, offset, length).map_err(js_err)?;
-        Ok(vec![start as f64, (start + len) as f64])
-    }
-
-    /// `readBlob`: bytes of one cell, `[offset, offset + length)`.
-    #[wasm_bindgen(js_name = readBlob)]
-    pub fn read_blob(
-        &mut self,
-        table: &str,
-        column: &str,
-        #[wasm_bindgen(unchecked_param_type = "number | bigint")] rowid: JsValue,
-        offset: Option<f64>,
-        length: Option<f64>,
-    ) -> JsResult<Uint8Array> {
-        let rowid = rowid_from_js(&rowid).map_err(js_err)?;
-        let (start, len) = self.db.blob_range(table, column, rowid, offset, length).map_err(js_err)?;
-        let out = Uint8Array::new_with_length(len as u32);
-        self.db.read_blob(table, column, rowid, start, len, &mut sink(&out)).map_err(js_err)?;
-        Ok(out)
-    }
-
-    /// Begins a `blobStream` of the caller `tab` (its tab's id, as `callEnd`
-    /// takes it): `[session, start, end]`. Sessions are the caller's own,
-    /// and the core bounds how many it keeps (see `reads`).
-    #[wasm_bindgen(js_name = blobStreamOpen)]
-    pub fn blob_stream_open(
-        &mut self,
-        tab: &str,
-        table: &str,
-        column: &str,
-        #[wasm_bindgen(unchecked_param_type = "number | bigint")] rowid: JsValue,
-        offset: Option<f64>,
-        length: Option<f64>,
-    ) -> JsResult<Vec<f64>> {
-        let rowid = rowid_from_js(&rowid).map_err(js_err)?;
-        let (id, start, end) = self.db.stream_open(tab, table, column, rowid, offset, length).map_err(js_err)?;
-        Ok(vec![id as f64, start as f64, end as f64])
-    }
-
-    /// The next chunk of `tab`'s `blobStream`, of the value it began on.
-    #[wasm_bindgen(js_name = blobStreamRead)]
-    pub fn blob_stream_read(&mut self, tab: &str, session: u32, offset: f64, length: f64) -> JsResult<Uint8Array> {
-        let (start, len) = (offset as u64, length as u64);
-        // Checked before the buffer is made: its length is the caller's word.
-        let (table, column, rowid) = self.db.stream_cell(tab, session, start, len).map_err(js_err)?;
-        let out = Uint8Array::new_with_length(len as u32);
-        self.db.read_blob(&table, &column, rowid, start, len, &mut sink(&out)).map_err(js_err)?;
-        Ok(out)
-    }
-
-    /// Ends `tab`'s `blobStream` early (cancelled); another caller's is left.
-    #[wasm_bindgen(js_name = blobStreamClose)]
-    pub fn blob_stream_close(&mut self, tab: &str, session: u32) {
-        self.db.stream_close(tab, session);
-    }
-
-    /// Ends every `blobStream` of `tab` (it left).
-    #[wasm_bindgen(js_name = blobStreamsClose)]
-    pub fn blob_streams_close(&mut self, tab: &str) {
-        self.db.streams_close(tab);
-    }
-
-    /// Begins an `export()`: the database file's size in bytes. Until
-    /// [`Self::export_end`] (or the last read) nothing else may run.
-    #[wasm_bindgen(js_name = exportBegin)]
-    pub fn export_begin(&mut self) -> JsResult<f64> {
-        self.db.export_begin().map(|n| n as f64).map_err(js_err)
-    }
-
-    /// The next bytes of the export, whole pages, at most `max` of them
-    /// (at least one page); empty once all were read.
-    #[wasm_bindgen(js_name = exportRead)]
-    pub fn export_read(&mut self, max: f64) -> JsResult<Uint8Array> {
-        let out = Uint8Array::new_with_length(self.db.export_next_len(max as u64) as u32);
-        if out.length() > 0 {
-            self.db.export_read(max as u64, &mut sink(&out)).map_err(js_err)?;
-        }
-        Ok(out)
-    }
-
-    /// Ends the export in progress early (cancelled), if any.
-    #[wasm_bindgen(js_name = exportEnd)]
-    pub fn export_end(&mut self) {
-        self.db.export_end();
-    }
-
-    /// `importDatabase`: replaces the database with the file of `size` bytes
-    /// that `read(offset, length)` reads (a `Uint8Array` of exactly
-    /// `length` bytes), once it has been checked; see `Db::import`. `key`
-    /// (as `open` takes it, or `undefined`) reads an encrypted file.
-    #[wasm_bindgen(js_name = importDatabase)]
-    pub fn import_database(
-        &mut self,
-        size: f64,
-        #[wasm_bindgen(unchecked_param_type = "(at: number, length: number) => Uint8Array")] read: js_sys::Function,
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array | undefined")] key: JsValue,
-    ) -> JsResult<()> {
-        let key = if key.is_undefined() { None } else { Some(key_from_js(&key).map_err(js_err)?) };
-        let read = Box::new(move |at: u64, buf: &mut [u8]| {
-            let got = read.call2(&JsValue::NULL, &JsValue::from(at as f64), &JsValue::from(buf.len() as f64)).map_err(
-                |e| {
-                    Reflect::get(&e, &"message".into())
-                        .ok()
-                        .and_then(|m| m.as_string())
-                        .unwrap_or_else(|| format!("{e:?}"))
-                },
-            )?;
-            let bytes: Uint8Array = got.dyn_into().map_err(|_| "the reader did not return bytes".to_string())?;
-            if bytes.length() as usize != buf.len() {
-                return Err(format!(
-                    "{} bytes read at offset {at}, where {} were asked for",
-                    bytes.length(),
-                    buf.len()
-                ));
-            }
-            bytes.copy_to(buf);
-            Ok(())
-        });
-        self.db.import(size as u64, read, key.as_ref()).map_err(js_err)?;
-        // The file's record of calls is another database's: none of this
-        // one's tabs is waiting on it.
-        self.calls.reset();
-        self.calls.forget_all_but(&mut self.db, &[]).map_err(js_err)
     }
 
     /// `executeBatch`: `sql` once per parameter set of `sets` (an array),
@@ -505,62 +372,6 @@ impl Connection {
     }
 }
 
-/// The record of following tabs' calls (see `calls`): `tab` names the tab
-/// (its lock), `seq` the call, and `below` the oldest call the tab still
-/// waits for (its rows below that are forgotten).
-#[wasm_bindgen]
-impl Connection {
-    /// Opens the savepoint a following tab's call and its record commit in;
-    /// false when the SQL runs as it is (see `Calls::begin`).
-    #[wasm_bindgen(js_name = callBegin)]
-    pub fn call_begin(&mut self, sql: &str) -> JsResult<bool> {
-        self.calls.begin(&mut self.db, sql).map_err(js_err)
-    }
-
-    /// Whether the call begun wrote anything (a read is not recorded).
-    #[wasm_bindgen(js_name = callWrote)]
-    pub fn call_wrote(&self) -> bool {
-        self.calls.wrote(&self.db)
-    }
-
-    /// Commits the call begun, recording `result` with it when given.
-    #[wasm_bindgen(js_name = callEnd)]
-    pub fn call_end(&mut self, tab: &str, seq: f64, below: f64, result: Option<Vec<u8>>) -> JsResult<()> {
-        self.calls.end(&mut self.db, tab, seq as i64, below as i64, result.as_deref()).map_err(js_err)
-    }
-
-    /// Undoes the call begun (it failed).
-    #[wasm_bindgen(js_name = callAbort)]
-    pub fn call_abort(&mut self) {
-        self.calls.abort(&mut self.db);
-    }
-
-    /// Records a call inside the open transaction (before its `COMMIT`).
-    #[wasm_bindgen(js_name = callRecord)]
-    pub fn call_record(&mut self, tab: &str, seq: f64, below: f64, result: &[u8]) -> JsResult<()> {
-        self.calls.record(&mut self.db, tab, seq as i64, below as i64, result).map_err(js_err)
-    }
-
-    /// The answer recorded for a call that committed, or `undefined`.
-    #[wasm_bindgen(js_name = callFind)]
-    pub fn call_find(&mut self, tab: &str, seq: f64) -> JsResult<Option<Uint8Array>> {
-        let found = self.calls.find(&self.db, tab, seq as i64).map_err(js_err)?;
-        Ok(found.map(|b| Uint8Array::from(&b[..])))
-    }
-
-    /// Forgets the calls of every tab not in `live` (the tabs alive now).
-    #[wasm_bindgen(js_name = callsKeep)]
-    pub fn calls_keep(&mut self, live: Vec<String>) -> JsResult<()> {
-        self.calls.forget_all_but(&mut self.db, &live).map_err(js_err)
-    }
-
-    /// Forgets the calls of `tab` (it left).
-    #[wasm_bindgen(js_name = callsForget)]
-    pub fn calls_forget(&mut self, tab: &str) -> JsResult<()> {
-        self.calls.forget(&mut self.db, tab).map_err(js_err)
-    }
-}
-
 impl Connection {
     /// Runs one query of `query`, `queryBytes` or `watchQuery`: its result is
     /// left in `db.rows`, BLOBs that get buffers of their own go to `own`
@@ -617,20 +428,6 @@ impl Connection {
 /// Copies each chunk read into its place in `out`.
 fn sink(out: &Uint8Array) -> impl FnMut(u64, &[u8]) + '_ {
     move |at, bytes| out.subarray(at as u32, at as u32 + bytes.len() as u32).copy_from(bytes)
-}
-
-/// A rowid from JS: a safe integer `number` or a `bigint`.
-fn rowid_from_js(v: &JsValue) -> Result<i64, Error> {
-    if let Some(n) = v.as_f64() {
-        if let Some(crate::codec::Value::Integer(i)) = crate::codec::Value::from_number(n) {
-            return Ok(i);
-        }
-    } else if v.is_bigint() {
-        if let Ok(i) = i64::try_from(v.clone().unchecked_into::<js_sys::BigInt>()) {
-            return Ok(i);
-        }
-    }
-    Err(Error::BadParam("rowid must be an integer (a number or a bigint)".into()))
 }
 
 fn figures_to_js((changes, rowid): Figures) -> JsValue {

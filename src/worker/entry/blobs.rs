@@ -1,0 +1,99 @@
+//! Blob reads on the [`Connection`]: ranges of one stored value, read at
+//! once (`readBlob`) or as a `blobStream` session of a caller's, each chunk
+//! copied once into a fresh `Uint8Array`.
+
+use super::{js_err, sink, Connection, JsResult};
+use crate::codec::Error;
+use js_sys::Uint8Array;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+impl Connection {
+    /// `[start, end]` of a range of one stored BLOB, checked as `readBlob`
+    /// checks it (for `blobFile`).
+    #[wasm_bindgen(js_name = blobRange)]
+    pub fn blob_range(
+        &mut self,
+        table: &str,
+        column: &str,
+        #[wasm_bindgen(unchecked_param_type = "number | bigint")] rowid: JsValue,
+        offset: Option<f64>,
+        length: Option<f64>,
+    ) -> JsResult<Vec<f64>> {
+        let rowid = rowid_from_js(&rowid).map_err(js_err)?;
+        let (start, len) = self.db.blob_range(table, column, rowid, offset, length).map_err(js_err)?;
+        Ok(vec![start as f64, (start + len) as f64])
+    }
+
+    /// `readBlob`: bytes of one cell, `[offset, offset + length)`.
+    #[wasm_bindgen(js_name = readBlob)]
+    pub fn read_blob(
+        &mut self,
+        table: &str,
+        column: &str,
+        #[wasm_bindgen(unchecked_param_type = "number | bigint")] rowid: JsValue,
+        offset: Option<f64>,
+        length: Option<f64>,
+    ) -> JsResult<Uint8Array> {
+        let rowid = rowid_from_js(&rowid).map_err(js_err)?;
+        let (start, len) = self.db.blob_range(table, column, rowid, offset, length).map_err(js_err)?;
+        let out = Uint8Array::new_with_length(len as u32);
+        self.db.read_blob(table, column, rowid, start, len, &mut sink(&out)).map_err(js_err)?;
+        Ok(out)
+    }
+
+    /// Begins a `blobStream` of the caller `tab` (its tab's id, as `callEnd`
+    /// takes it): `[session, start, end]`. Sessions are the caller's own,
+    /// and the core bounds how many it keeps (see `reads`).
+    #[wasm_bindgen(js_name = blobStreamOpen)]
+    pub fn blob_stream_open(
+        &mut self,
+        tab: &str,
+        table: &str,
+        column: &str,
+        #[wasm_bindgen(unchecked_param_type = "number | bigint")] rowid: JsValue,
+        offset: Option<f64>,
+        length: Option<f64>,
+    ) -> JsResult<Vec<f64>> {
+        let rowid = rowid_from_js(&rowid).map_err(js_err)?;
+        let (id, start, end) = self.db.stream_open(tab, table, column, rowid, offset, length).map_err(js_err)?;
+        Ok(vec![id as f64, start as f64, end as f64])
+    }
+
+    /// The next chunk of `tab`'s `blobStream`, of the value it began on.
+    #[wasm_bindgen(js_name = blobStreamRead)]
+    pub fn blob_stream_read(&mut self, tab: &str, session: u32, offset: f64, length: f64) -> JsResult<Uint8Array> {
+        let (start, len) = (offset as u64, length as u64);
+        // Checked before the buffer is made: its length is the caller's word.
+        let (table, column, rowid) = self.db.stream_cell(tab, session, start, len).map_err(js_err)?;
+        let out = Uint8Array::new_with_length(len as u32);
+        self.db.read_blob(&table, &column, rowid, start, len, &mut sink(&out)).map_err(js_err)?;
+        Ok(out)
+    }
+
+    /// Ends `tab`'s `blobStream` early (cancelled); another caller's is left.
+    #[wasm_bindgen(js_name = blobStreamClose)]
+    pub fn blob_stream_close(&mut self, tab: &str, session: u32) {
+        self.db.stream_close(tab, session);
+    }
+
+    /// Ends every `blobStream` of `tab` (it left).
+    #[wasm_bindgen(js_name = blobStreamsClose)]
+    pub fn blob_streams_close(&mut self, tab: &str) {
+        self.db.streams_close(tab);
+    }
+}
+
+/// A rowid from JS: a safe integer `number` or a `bigint`.
+fn rowid_from_js(v: &JsValue) -> Result<i64, Error> {
+    if let Some(n) = v.as_f64() {
+        if let Some(crate::codec::Value::Integer(i)) = crate::codec::Value::from_number(n) {
+            return Ok(i);
+        }
+    } else if v.is_bigint() {
+        if let Ok(i) = i64::try_from(v.clone().unchecked_into::<js_sys::BigInt>()) {
+            return Ok(i);
+        }
+    }
+    Err(Error::BadParam("rowid must be an integer (a number or a bigint)".into()))
+}

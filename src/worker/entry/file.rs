@@ -1,0 +1,73 @@
+//! The database as a file, on the [`Connection`]: an `export()` read out a
+//! chunk of whole pages at a time, and `importDatabase` of a staged file.
+
+use super::{js_err, sink, Connection, JsResult};
+use crate::worker::convert::key_from_js;
+use js_sys::{Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+impl Connection {
+    /// Begins an `export()`: the database file's size in bytes. Until
+    /// [`Self::export_end`] (or the last read) nothing else may run.
+    #[wasm_bindgen(js_name = exportBegin)]
+    pub fn export_begin(&mut self) -> JsResult<f64> {
+        self.db.export_begin().map(|n| n as f64).map_err(js_err)
+    }
+
+    /// The next bytes of the export, whole pages, at most `max` of them
+    /// (at least one page); empty once all were read.
+    #[wasm_bindgen(js_name = exportRead)]
+    pub fn export_read(&mut self, max: f64) -> JsResult<Uint8Array> {
+        let out = Uint8Array::new_with_length(self.db.export_next_len(max as u64) as u32);
+        if out.length() > 0 {
+            self.db.export_read(max as u64, &mut sink(&out)).map_err(js_err)?;
+        }
+        Ok(out)
+    }
+
+    /// Ends the export in progress early (cancelled), if any.
+    #[wasm_bindgen(js_name = exportEnd)]
+    pub fn export_end(&mut self) {
+        self.db.export_end();
+    }
+
+    /// `importDatabase`: replaces the database with the file of `size` bytes
+    /// that `read(offset, length)` reads (a `Uint8Array` of exactly
+    /// `length` bytes), once it has been checked; see `Db::import`. `key`
+    /// (as `open` takes it, or `undefined`) reads an encrypted file.
+    #[wasm_bindgen(js_name = importDatabase)]
+    pub fn import_database(
+        &mut self,
+        size: f64,
+        #[wasm_bindgen(unchecked_param_type = "(at: number, length: number) => Uint8Array")] read: js_sys::Function,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array | undefined")] key: JsValue,
+    ) -> JsResult<()> {
+        let key = if key.is_undefined() { None } else { Some(key_from_js(&key).map_err(js_err)?) };
+        let read = Box::new(move |at: u64, buf: &mut [u8]| {
+            let got = read.call2(&JsValue::NULL, &JsValue::from(at as f64), &JsValue::from(buf.len() as f64)).map_err(
+                |e| {
+                    Reflect::get(&e, &"message".into())
+                        .ok()
+                        .and_then(|m| m.as_string())
+                        .unwrap_or_else(|| format!("{e:?}"))
+                },
+            )?;
+            let bytes: Uint8Array = got.dyn_into().map_err(|_| "the reader did not return bytes".to_string())?;
+            if bytes.length() as usize != buf.len() {
+                return Err(format!(
+                    "{} bytes read at offset {at}, where {} were asked for",
+                    bytes.length(),
+                    buf.len()
+                ));
+            }
+            bytes.copy_to(buf);
+            Ok(())
+        });
+        self.db.import(size as u64, read, key.as_ref()).map_err(js_err)?;
+        // The file's record of calls is another database's: none of this
+        // one's tabs is waiting on it.
+        self.calls.reset();
+        self.calls.forget_all_but(&mut self.db, &[]).map_err(js_err)
+    }
+}
