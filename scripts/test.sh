@@ -34,6 +34,9 @@ cargo test --target wasm32-unknown-unknown --test node
 
 echo "== 2/3 wasm: engine in a dedicated worker in headless Chromium (OPFS)"
 CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --test browser
+echo "== 2/3 wasm: the engine with ciphers in a dedicated worker in headless Chromium (OPFS)"
+# A debug build: Rust checks every pointer it reads through is aligned.
+CHROMEDRIVER=/usr/bin/chromedriver CARGO_TARGET_DIR=target/cipher cargo test --target wasm32-unknown-unknown --features cipher --test browser
 
 # Runs the e2e layer in engine $1. The terminal gets the runner's usual
 # report (spec on a terminal, TAP otherwise); a TAP copy goes to file $2.

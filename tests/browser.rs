@@ -155,10 +155,8 @@ async fn opening_an_open_name_again_is_locked() {
 /// `open` with `encrypt` (the end of a `rekey(key)` of a plain database):
 /// a plain file is encrypted under the key as it opens, and one that is
 /// encrypted already (the worker that encrypted it went before its tab
-/// heard) opens with the key. The build with ciphers only:
-/// `CARGO_TARGET_DIR=target/cipher-test cargo test --release --target
-/// wasm32-unknown-unknown --features cipher --test browser` (a debug build
-/// with ciphers stops at a misaligned read in gather.rs).
+/// heard) opens with the key. The build with ciphers only (`npm test` runs
+/// it, in a debug build, where a misaligned read of a VFS file also fails).
 #[cfg(feature = "cipher")]
 #[wasm_bindgen_test]
 async fn opening_to_encrypt_encrypts_a_plain_file_and_opens_an_encrypted_one() {

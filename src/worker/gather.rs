@@ -104,20 +104,32 @@ impl Drop for Gathered {
     }
 }
 
-/// One open file: SQLite's handle, the pool's file right after it in the
-/// same allocation, the writes held back and the bytes read ahead.
+/// One open file: SQLite's handle, the pool's file after it in the same
+/// allocation, and what this VFS keeps of the file.
+///
+/// SQLite aligns the allocations it makes to 8 bytes, but SQLite3 Multiple
+/// Ciphers' VFS places the file it opens through this one within its own,
+/// 4 bytes off. So this struct holds nothing wider than a pointer (its
+/// state, with 8-byte integers, is boxed), and the pool's file is placed at
+/// the next multiple of 8.
 #[repr(C)]
 struct File {
     base: ffi::sqlite3_file,
     inner: *mut ffi::sqlite3_file,
+    state: Box<State>,
+}
+
+/// The writes held back and the bytes read ahead of one file.
+struct State {
     held: Vec<u8>,
     /// The file offset of `held[0]`.
     at: i64,
     ahead: ReadAhead,
 }
 
-/// Where the pool's file starts, 8-byte aligned.
-const INNER: usize = (std::mem::size_of::<File>() + 7) & !7;
+/// Bytes of a file's allocation before the pool's file, at most: `File`,
+/// and room to align the pool's file to 8.
+const INNER: usize = std::mem::size_of::<File>() + 7;
 
 fn under(vfs: *mut ffi::sqlite3_vfs) -> *mut ffi::sqlite3_vfs {
     // SAFETY: `pAppData` is the pool's VFS, set in `register`.
@@ -137,19 +149,21 @@ impl File {
     }
 
     fn end(&self) -> i64 {
-        self.at + self.held.len() as i64
+        self.state.at + self.state.held.len() as i64
     }
 
     /// Writes what is held back, as one write; forgets it either way.
     fn write_held(&mut self) -> c_int {
-        if self.held.is_empty() {
+        if self.state.held.is_empty() {
             return ffi::SQLITE_OK;
         }
-        self.ahead.overwritten(self.at as u64, self.end() as u64);
+        self.state.ahead.overwritten(self.state.at as u64, self.end() as u64);
         let write = self.methods().xWrite.expect("the pool's files write");
         // SAFETY: the pool's file is open; `held` is live for the call.
-        let rc = unsafe { write(self.inner, self.held.as_ptr().cast(), self.held.len() as c_int, self.at) };
-        self.held.clear();
+        let rc = unsafe {
+            write(self.inner, self.state.held.as_ptr().cast(), self.state.held.len() as c_int, self.state.at)
+        };
+        self.state.held.clear();
         rc
     }
 }
@@ -161,15 +175,14 @@ unsafe extern "C" fn open(
     flags: c_int,
     out: *mut c_int,
 ) -> c_int {
-    let inner = file.cast::<u8>().add(INNER).cast::<ffi::sqlite3_file>();
+    let end = file.cast::<u8>().add(std::mem::size_of::<File>());
+    let inner = end.add(end.align_offset(8)).cast::<ffi::sqlite3_file>();
     ptr::write(
         file.cast::<File>(),
         File {
             base: ffi::sqlite3_file { pMethods: ptr::null() },
             inner,
-            held: Vec::new(),
-            at: 0,
-            ahead: ReadAhead::default(),
+            state: Box::new(State { held: Vec::new(), at: 0, ahead: ReadAhead::default() }),
         },
     );
     let vfs = under(vfs);
@@ -219,7 +232,7 @@ unsafe extern "C" fn close(file: *mut ffi::sqlite3_file) -> c_int {
 
 unsafe extern "C" fn read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c_int, off: i64) -> c_int {
     let f = File::of(file);
-    if !f.held.is_empty() && off < f.end() && off + amt as i64 > f.at {
+    if !f.state.held.is_empty() && off < f.end() && off + amt as i64 > f.state.at {
         let rc = f.write_held();
         if rc != ffi::SQLITE_OK {
             return rc;
@@ -228,7 +241,7 @@ unsafe extern "C" fn read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c
     let out = std::slice::from_raw_parts_mut(buf.cast::<u8>(), amt as usize);
     // SAFETY: the pool's file is open, its methods live as long.
     let (inner, methods) = (f.inner, &*(*f.inner).pMethods);
-    let held = (!f.held.is_empty()).then(|| (f.at, f.end()));
+    let held = (!f.state.held.is_empty()).then(|| (f.state.at, f.end()));
     // What may be read ahead: the pool's file from `off` on, up to the
     // first write still held.
     let available = || {
@@ -247,7 +260,7 @@ unsafe extern "C" fn read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c
             ffi::SQLITE_OK => Ok(()),
             rc => Err(rc),
         };
-    match f.ahead.read(out, off as u64, available, from_pool) {
+    match f.state.ahead.read(out, off as u64, available, from_pool) {
         Ok(()) => ffi::SQLITE_OK,
         Err(rc) => rc,
     }
@@ -256,14 +269,14 @@ unsafe extern "C" fn read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c
 unsafe extern "C" fn write(file: *mut ffi::sqlite3_file, buf: *const c_void, amt: c_int, off: i64) -> c_int {
     let f = File::of(file);
     let bytes = std::slice::from_raw_parts(buf.cast::<u8>(), amt as usize);
-    if !f.held.is_empty() {
-        if off == f.end() && f.held.len() + bytes.len() <= LIMIT {
-            f.held.extend_from_slice(bytes);
+    if !f.state.held.is_empty() {
+        if off == f.end() && f.state.held.len() + bytes.len() <= LIMIT {
+            f.state.held.extend_from_slice(bytes);
             return ffi::SQLITE_OK;
         }
-        if off >= f.at && off + amt as i64 <= f.end() {
-            let from = (off - f.at) as usize;
-            f.held[from..from + bytes.len()].copy_from_slice(bytes);
+        if off >= f.state.at && off + amt as i64 <= f.end() {
+            let from = (off - f.state.at) as usize;
+            f.state.held[from..from + bytes.len()].copy_from_slice(bytes);
             return ffi::SQLITE_OK;
         }
         let rc = f.write_held();
@@ -272,14 +285,14 @@ unsafe extern "C" fn write(file: *mut ffi::sqlite3_file, buf: *const c_void, amt
         }
     }
     if bytes.len() >= LIMIT {
-        f.ahead.overwritten(off as u64, (off + amt as i64) as u64);
+        f.state.ahead.overwritten(off as u64, (off + amt as i64) as u64);
         return (f.methods().xWrite.expect("the pool's files write"))(f.inner, buf, amt, off);
     }
-    if f.held.capacity() == 0 {
-        f.held.reserve_exact(LIMIT);
+    if f.state.held.capacity() == 0 {
+        f.state.held.reserve_exact(LIMIT);
     }
-    f.held.extend_from_slice(bytes);
-    f.at = off;
+    f.state.held.extend_from_slice(bytes);
+    f.state.at = off;
     ffi::SQLITE_OK
 }
 
@@ -303,7 +316,7 @@ unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_int 
     if rc != ffi::SQLITE_OK {
         return rc;
     }
-    f.ahead.clear();
+    f.state.ahead.clear();
     (f.methods().xTruncate.expect("the pool truncates"))(f.inner, size)
 }
 
@@ -314,7 +327,7 @@ after_held!(file_control(op: c_int, arg: *mut c_void) => xFileControl);
 unsafe extern "C" fn file_size(file: *mut ffi::sqlite3_file, size: *mut i64) -> c_int {
     let f = File::of(file);
     let rc = (f.methods().xFileSize.expect("the pool sizes files"))(f.inner, size);
-    if rc == ffi::SQLITE_OK && !f.held.is_empty() {
+    if rc == ffi::SQLITE_OK && !f.state.held.is_empty() {
         *size = (*size).max(f.end());
     }
     rc
