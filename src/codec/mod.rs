@@ -21,6 +21,7 @@ pub mod changes;
 pub mod error;
 pub mod hash;
 pub mod json;
+pub mod locks;
 pub mod name;
 pub mod params;
 pub mod schema;

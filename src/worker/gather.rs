@@ -29,12 +29,25 @@
 //! ([`ReadAhead`]). Whatever is written over the range read ahead (through
 //! the pool, held writes included once they are written) or a truncate
 //! drops it; nothing is read ahead over writes still held.
+//!
+//! A worker opens several connections on one database under WAL, a writer
+//! and readers, and the pool gives each the same handle. So what this VFS
+//! keeps of a file is kept once per file name, for every connection that
+//! has it open: the writes held and the bytes read ahead (one
+//! connection's write is the next one's read), and, for the database
+//! itself, the locks between the connections and the wal-index (`shm`).
 
 use crate::codec::ahead::ReadAhead;
+use crate::codec::locks::Held;
 use crate::codec::{Error, Result};
 use sqlite_wasm_rs as ffi;
-use std::ffi::{c_char, c_int, c_void, CString};
+use std::cell::{RefCell, RefMut};
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::ptr;
+use std::rc::{Rc, Weak};
+
+mod shm;
 
 /// The most one file holds back: 1 MiB, 128 pages of 8 KB, a few calls
 /// per 8 MB value, and little wasm memory per open file.
@@ -116,15 +129,48 @@ impl Drop for Gathered {
 struct File {
     base: ffi::sqlite3_file,
     inner: *mut ffi::sqlite3_file,
-    state: Box<State>,
+    own: Box<Own>,
 }
 
-/// The writes held back and the bytes read ahead of one file.
+/// What one connection's open file has of its own.
+struct Own {
+    state: Rc<RefCell<State>>,
+    /// This connection's locks on the file (see `shm`).
+    locks: Held,
+    /// Whether this connection has the wal-index mapped.
+    mapped: bool,
+}
+
+/// What this VFS keeps of one file, shared by every connection that has
+/// it open: the writes held back, the bytes read ahead, and for a
+/// database, the locks and the wal-index.
+#[derive(Default)]
 struct State {
     held: Vec<u8>,
     /// The file offset of `held[0]`.
     at: i64,
     ahead: ReadAhead,
+    shm: shm::Shm,
+}
+
+thread_local! {
+    /// Each open file's state, by name.
+    static FILES: RefCell<HashMap<String, Weak<RefCell<State>>>> = Default::default();
+}
+
+/// The state of the file `name` (a temporary file, `None`, has its own).
+fn state_of(name: Option<&str>) -> Rc<RefCell<State>> {
+    let Some(name) = name else { return Default::default() };
+    FILES.with(|files| {
+        let mut files = files.borrow_mut();
+        files.retain(|_, s| s.strong_count() > 0);
+        if let Some(state) = files.get(name).and_then(Weak::upgrade) {
+            return state;
+        }
+        let state: Rc<RefCell<State>> = Default::default();
+        files.insert(name.to_owned(), Rc::downgrade(&state));
+        state
+    })
 }
 
 /// Bytes of a file's allocation before the pool's file, at most: `File`,
@@ -148,22 +194,35 @@ impl File {
         unsafe { &*(*self.inner).pMethods }
     }
 
-    fn end(&self) -> i64 {
-        self.state.at + self.state.held.len() as i64
+    fn state(&self) -> RefMut<'_, State> {
+        self.own.state.borrow_mut()
     }
 
     /// Writes what is held back, as one write; forgets it either way.
-    fn write_held(&mut self) -> c_int {
-        if self.state.held.is_empty() {
+    fn write_held(&self) -> c_int {
+        let mut state = self.state();
+        state.write_held(self.inner)
+    }
+}
+
+impl State {
+    fn end(&self) -> i64 {
+        self.at + self.held.len() as i64
+    }
+
+    /// Writes what is held back through `inner` (the pool's file), as one
+    /// write; forgets it either way.
+    fn write_held(&mut self, inner: *mut ffi::sqlite3_file) -> c_int {
+        if self.held.is_empty() {
             return ffi::SQLITE_OK;
         }
-        self.state.ahead.overwritten(self.state.at as u64, self.end() as u64);
-        let write = self.methods().xWrite.expect("the pool's files write");
+        self.ahead.overwritten(self.at as u64, self.end() as u64);
         // SAFETY: the pool's file is open; `held` is live for the call.
         let rc = unsafe {
-            write(self.inner, self.state.held.as_ptr().cast(), self.state.held.len() as c_int, self.state.at)
+            let write = (*(*inner).pMethods).xWrite.expect("the pool's files write");
+            write(inner, self.held.as_ptr().cast(), self.held.len() as c_int, self.at)
         };
-        self.state.held.clear();
+        self.held.clear();
         rc
     }
 }
@@ -177,12 +236,13 @@ unsafe extern "C" fn open(
 ) -> c_int {
     let end = file.cast::<u8>().add(std::mem::size_of::<File>());
     let inner = end.add(end.align_offset(8)).cast::<ffi::sqlite3_file>();
+    let named = (!name.is_null()).then(|| CStr::from_ptr(name).to_string_lossy());
     ptr::write(
         file.cast::<File>(),
         File {
             base: ffi::sqlite3_file { pMethods: ptr::null() },
             inner,
-            state: Box::new(State { held: Vec::new(), at: 0, ahead: ReadAhead::default() }),
+            own: Box::new(Own { state: state_of(named.as_deref()), locks: Held::default(), mapped: false }),
         },
     );
     let vfs = under(vfs);
@@ -197,23 +257,23 @@ unsafe extern "C" fn open(
 }
 
 static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
-    iVersion: 1,
+    iVersion: 2,
     xClose: Some(close),
     xRead: Some(read),
     xWrite: Some(write),
     xTruncate: Some(truncate),
     xSync: Some(sync),
     xFileSize: Some(file_size),
-    xLock: Some(lock),
-    xUnlock: Some(unlock),
-    xCheckReservedLock: Some(check_reserved_lock),
+    xLock: Some(shm::lock),
+    xUnlock: Some(shm::unlock),
+    xCheckReservedLock: Some(shm::check_reserved_lock),
     xFileControl: Some(file_control),
     xSectorSize: Some(sector_size),
     xDeviceCharacteristics: Some(device_characteristics),
-    xShmMap: None,
-    xShmLock: None,
-    xShmBarrier: None,
-    xShmUnmap: None,
+    xShmMap: Some(shm::map),
+    xShmLock: Some(shm::lock_slots),
+    xShmBarrier: Some(shm::barrier),
+    xShmUnmap: Some(shm::unmap),
     xFetch: None,
     xUnfetch: None,
 };
@@ -221,6 +281,7 @@ static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
 unsafe extern "C" fn close(file: *mut ffi::sqlite3_file) -> c_int {
     let f = File::of(file);
     let rc = f.write_held();
+    shm::release(f);
     let closed = (f.methods().xClose.expect("the pool closes files"))(f.inner);
     ptr::drop_in_place(file.cast::<File>());
     if rc != ffi::SQLITE_OK {
@@ -232,16 +293,18 @@ unsafe extern "C" fn close(file: *mut ffi::sqlite3_file) -> c_int {
 
 unsafe extern "C" fn read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c_int, off: i64) -> c_int {
     let f = File::of(file);
-    if !f.state.held.is_empty() && off < f.end() && off + amt as i64 > f.state.at {
-        let rc = f.write_held();
+    let inner = f.inner;
+    let mut state = f.state();
+    if !state.held.is_empty() && off < state.end() && off + amt as i64 > state.at {
+        let rc = state.write_held(inner);
         if rc != ffi::SQLITE_OK {
             return rc;
         }
     }
     let out = std::slice::from_raw_parts_mut(buf.cast::<u8>(), amt as usize);
     // SAFETY: the pool's file is open, its methods live as long.
-    let (inner, methods) = (f.inner, &*(*f.inner).pMethods);
-    let held = (!f.state.held.is_empty()).then(|| (f.state.at, f.end()));
+    let methods = &*(*inner).pMethods;
+    let held = (!state.held.is_empty()).then(|| (state.at, state.end()));
     // What may be read ahead: the pool's file from `off` on, up to the
     // first write still held.
     let available = || {
@@ -260,7 +323,7 @@ unsafe extern "C" fn read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c
             ffi::SQLITE_OK => Ok(()),
             rc => Err(rc),
         };
-    match f.state.ahead.read(out, off as u64, available, from_pool) {
+    match state.ahead.read(out, off as u64, available, from_pool) {
         Ok(()) => ffi::SQLITE_OK,
         Err(rc) => rc,
     }
@@ -268,31 +331,33 @@ unsafe extern "C" fn read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c
 
 unsafe extern "C" fn write(file: *mut ffi::sqlite3_file, buf: *const c_void, amt: c_int, off: i64) -> c_int {
     let f = File::of(file);
+    let inner = f.inner;
+    let mut state = f.state();
     let bytes = std::slice::from_raw_parts(buf.cast::<u8>(), amt as usize);
-    if !f.state.held.is_empty() {
-        if off == f.end() && f.state.held.len() + bytes.len() <= LIMIT {
-            f.state.held.extend_from_slice(bytes);
+    if !state.held.is_empty() {
+        if off == state.end() && state.held.len() + bytes.len() <= LIMIT {
+            state.held.extend_from_slice(bytes);
             return ffi::SQLITE_OK;
         }
-        if off >= f.state.at && off + amt as i64 <= f.end() {
-            let from = (off - f.state.at) as usize;
-            f.state.held[from..from + bytes.len()].copy_from_slice(bytes);
+        if off >= state.at && off + amt as i64 <= state.end() {
+            let from = (off - state.at) as usize;
+            state.held[from..from + bytes.len()].copy_from_slice(bytes);
             return ffi::SQLITE_OK;
         }
-        let rc = f.write_held();
+        let rc = state.write_held(inner);
         if rc != ffi::SQLITE_OK {
             return rc;
         }
     }
     if bytes.len() >= LIMIT {
-        f.state.ahead.overwritten(off as u64, (off + amt as i64) as u64);
-        return (f.methods().xWrite.expect("the pool's files write"))(f.inner, buf, amt, off);
+        state.ahead.overwritten(off as u64, (off + amt as i64) as u64);
+        return (f.methods().xWrite.expect("the pool's files write"))(inner, buf, amt, off);
     }
-    if f.state.held.capacity() == 0 {
-        f.state.held.reserve_exact(LIMIT);
+    if state.held.capacity() == 0 {
+        state.held.reserve_exact(LIMIT);
     }
-    f.state.held.extend_from_slice(bytes);
-    f.state.at = off;
+    state.held.extend_from_slice(bytes);
+    state.at = off;
     ffi::SQLITE_OK
 }
 
@@ -316,31 +381,21 @@ unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_int 
     if rc != ffi::SQLITE_OK {
         return rc;
     }
-    f.state.ahead.clear();
+    f.state().ahead.clear();
     (f.methods().xTruncate.expect("the pool truncates"))(f.inner, size)
 }
 
 after_held!(sync(flags: c_int) => xSync);
-after_held!(unlock(level: c_int) => xUnlock);
 after_held!(file_control(op: c_int, arg: *mut c_void) => xFileControl);
 
 unsafe extern "C" fn file_size(file: *mut ffi::sqlite3_file, size: *mut i64) -> c_int {
     let f = File::of(file);
     let rc = (f.methods().xFileSize.expect("the pool sizes files"))(f.inner, size);
-    if rc == ffi::SQLITE_OK && !f.state.held.is_empty() {
-        *size = (*size).max(f.end());
+    let state = f.state();
+    if rc == ffi::SQLITE_OK && !state.held.is_empty() {
+        *size = (*size).max(state.end());
     }
     rc
-}
-
-unsafe extern "C" fn lock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
-    let f = File::of(file);
-    (f.methods().xLock.expect("the pool locks"))(f.inner, level)
-}
-
-unsafe extern "C" fn check_reserved_lock(file: *mut ffi::sqlite3_file, out: *mut c_int) -> c_int {
-    let f = File::of(file);
-    (f.methods().xCheckReservedLock.expect("the pool locks"))(f.inner, out)
 }
 
 unsafe extern "C" fn sector_size(file: *mut ffi::sqlite3_file) -> c_int {
@@ -356,6 +411,15 @@ unsafe extern "C" fn device_characteristics(file: *mut ffi::sqlite3_file) -> c_i
 // The rest of the VFS is the pool's, called with the pool's VFS.
 
 unsafe extern "C" fn delete(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, sync: c_int) -> c_int {
+    if !name.is_null() {
+        // A file made again under this name starts with nothing kept.
+        let name = CStr::from_ptr(name).to_string_lossy();
+        if let Some(state) = FILES.with(|files| files.borrow().get(name.as_ref()).and_then(Weak::upgrade)) {
+            let mut state = state.borrow_mut();
+            state.held.clear();
+            state.ahead.clear();
+        }
+    }
     let vfs = under(vfs);
     ((*vfs).xDelete.expect("the pool deletes"))(vfs, name, sync)
 }
