@@ -17,7 +17,7 @@
 use super::cipher;
 use super::conn::Conn;
 use super::handle::Statement;
-use crate::codec::backup::{check_header, layout, looks_encrypted, looks_plain};
+use crate::codec::backup::{as_rollback_journal, check_header, layout, looks_encrypted, looks_plain};
 use crate::codec::{Error, Result};
 use sqlite_wasm_rs as ffi;
 use std::ffi::CStr;
@@ -91,6 +91,12 @@ impl Export {
                 };
                 if rc != ffi::SQLITE_OK {
                     return Err(conn.error(rc));
+                }
+                // A plain file leaves as a rollback-journal one, which opens
+                // without its WAL anywhere (an encrypted page 1 is
+                // authenticated whole: it stays as it is).
+                if at == 0 && looks_plain(scratch) {
+                    as_rollback_journal(scratch, 0);
                 }
                 sink(0, scratch);
             }

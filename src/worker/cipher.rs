@@ -182,13 +182,16 @@ pub fn rekey(conn: &Conn, key: Option<&Key>) -> Result<()> {
         };
         let (ptr, len) =
             if material.is_empty() { (std::ptr::null(), 0) } else { (material.as_ptr().cast(), material.len() as i32) };
-        // SAFETY: the connection is open; SQLite3MC copies what it keeps.
-        let rc = unsafe { sqlite_wasm_rs::sqlite3_rekey_v2(conn.raw(), c"main".as_ptr(), ptr, len) };
+        // On the rollback journal: see `journal.rs`.
+        let rekeyed = super::journal::off_wal(conn, || {
+            // SAFETY: the connection is open; SQLite3MC copies what it keeps.
+            match unsafe { sqlite_wasm_rs::sqlite3_rekey_v2(conn.raw(), c"main".as_ptr(), ptr, len) } {
+                sqlite_wasm_rs::SQLITE_OK => Ok(()),
+                rc => Err(conn.error(rc)),
+            }
+        });
         material.fill(0);
-        if rc != sqlite_wasm_rs::SQLITE_OK {
-            return Err(conn.error(rc));
-        }
-        Ok(())
+        rekeyed
     }
     #[cfg(not(feature = "cipher"))]
     match key {

@@ -15,6 +15,7 @@ use super::cache::{bind_arena, Cache};
 use super::cipher::{self, Key};
 use super::conn::Conn;
 use super::hooks::Hooks;
+use super::journal;
 use super::reads::Reads;
 use super::rows::RowWriter;
 pub use super::rows::Rows;
@@ -26,6 +27,7 @@ use crate::codec::stream::Placeholders;
 use crate::codec::value::Arena;
 use crate::codec::{sql, Error, Result};
 use sqlite_wasm_rs as ffi;
+use std::cell::Cell;
 
 pub use super::streams::Figures;
 
@@ -85,6 +87,8 @@ pub struct Db {
     /// The calls run for a `transaction()` callback: their SQL may not
     /// begin or end the transaction (see [`Db::set_transaction_callback`]).
     in_callback: bool,
+    /// A new database on OPFS not yet moved to WAL (`journal::settle`).
+    wal_due: Cell<bool>,
     conn: Conn,
 }
 
@@ -122,18 +126,13 @@ impl Db {
             rows: RowWriter::new(blob_threshold),
             placeholders: Placeholders::new(seed),
             in_callback: false,
+            wal_due: Cell::new(false),
             conn,
         };
-        // A commit must reach the VFS's xSync (OPFS `flush()`): TRUNCATE keeps
-        // the journal's pool slot and, with synchronous=FULL, syncs after the
-        // truncation that marks the commit.
-        let setup: &[&str] = if vfs.is_some() {
-            &["PRAGMA journal_mode=TRUNCATE", "PRAGMA synchronous=FULL"]
+        if vfs.is_some() {
+            db.wal_due.set(journal::open(&db.conn)?);
         } else {
-            &["PRAGMA journal_mode=MEMORY"]
-        };
-        for pragma in setup {
-            db.exec_simple(pragma)?;
+            db.exec_simple("PRAGMA journal_mode=MEMORY")?;
         }
         Ok(db)
     }
@@ -152,7 +151,12 @@ impl Db {
     /// Call before a user statement steps, with whether it is DDL. No hook
     /// sees the schema table written, so its change is marked here, pending
     /// in the statement's transaction like the rows the hooks report.
+    /// A new database moves to WAL here, before the first statement after
+    /// its first commit (if SQLite cannot yet, the next statement tries).
     fn before_step(&self, changes_schema: bool) {
+        if self.wal_due.get() {
+            self.wal_due.set(journal::settle(&self.conn).unwrap_or(true));
+        }
         if changes_schema {
             self.hooks.changes().changed(SCHEMA);
         }

@@ -40,6 +40,7 @@ mod entry;
 mod gather;
 mod handle;
 mod hooks;
+mod journal;
 mod reads;
 mod rows;
 mod seal;

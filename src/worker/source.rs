@@ -12,8 +12,13 @@
 //!
 //! One source at a time: [`open`] sets it, and dropping the returned
 //! [`SourceDb`] closes its connection and forgets it. The file is
-//! immutable (no locks, no journal), and a WAL-mode header reads as a
-//! rollback-journal one (`codec::backup::as_rollback_journal`).
+//! immutable (no locks, no journal, no WAL: SQLite reads an immutable
+//! WAL-mode file as it stood at its last checkpoint), and a plain file's
+//! WAL-mode header reads as a rollback-journal one
+//! (`codec::backup::as_rollback_journal`), so the copy does not carry it
+//! into a memory database. An encrypted file's page 1 is authenticated
+//! whole, so its header is left as it is: it only ever goes into a
+//! database on OPFS, which is in WAL mode itself.
 
 use super::cipher::{self, Key};
 use super::conn::Conn;
@@ -39,6 +44,8 @@ pub type ReadAt = Box<dyn FnMut(u64, &mut [u8]) -> std::result::Result<(), Strin
 struct Bytes {
     size: u64,
     read: ReadAt,
+    /// Not encrypted: its header is shown as a rollback-journal one.
+    plain: bool,
     /// The copy into the database reads every page in order, each a call
     /// into JS; the file never changes, so nothing drops what is read ahead.
     ahead: ReadAhead,
@@ -82,7 +89,8 @@ pub fn open(size: u64, read: ReadAt, key: Option<&Key>) -> Result<SourceDb> {
             .into_raw();
         REGISTERED.set(true);
     }
-    CURRENT.with(|c| c.borrow_mut().replace(Bytes { size, read, ahead: ReadAhead::default() }));
+    let plain = key.is_none();
+    CURRENT.with(|c| c.borrow_mut().replace(Bytes { size, read, plain, ahead: ReadAhead::default() }));
     // Checking and copying read each page once or twice: a small cache will do.
     let opened = cipher::open_untrusted(FILE, VFS, key)
         .and_then(|conn| conn.row("PRAGMA cache_size = -2048", |_| {}).map(|_| conn));
@@ -115,11 +123,13 @@ impl VfsFile for SourceFile {
         };
         let n = bytes.size.saturating_sub(offset).min(buf.len() as u64) as usize;
         if n > 0 {
-            let Bytes { size, read, ahead } = bytes;
+            let Bytes { size, read, ahead, plain } = bytes;
             ahead
                 .read(&mut buf[..n], offset, || *size - offset, read)
                 .map_err(|m| VfsError::new(VfsErrorCode::IoRead, m.into()))?;
-            as_rollback_journal(&mut buf[..n], offset);
+            if *plain {
+                as_rollback_journal(&mut buf[..n], offset);
+            }
         }
         Ok(n)
     }

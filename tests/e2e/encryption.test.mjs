@@ -1,10 +1,9 @@
 // Encryption at rest through the packed package: `open(name, { key })`
-// stores nothing readable in OPFS (the database, its journal mid-
-// transaction, an export), a wrong, missing or misplaced key is
-// RESQ_BAD_KEY and changes nothing, and a following tab must prove the
-// key before any of its calls runs. The raw files are read from the page:
-// after close(), and in the middle of a transaction (the journal full and
-// pages spilled into the database file).
+// stores nothing readable in OPFS (the database, its WAL mid-transaction,
+// an export), a wrong, missing or misplaced key is RESQ_BAD_KEY and
+// changes nothing, and a following tab must prove the key before any of
+// its calls runs. The raw files are read from the page: after close(), and
+// in the middle of a transaction (pages spilled into the WAL).
 
 import { before, after } from 'node:test';
 import { opfsTests } from './engines.mjs';
@@ -107,7 +106,7 @@ test('an encrypted database round-trips every value and blob path, and its files
   assert.notEqual(got.header, 'SQLite format 3', 'the export is not a plain SQLite file');
 });
 
-test('mid-transaction, the journal and the pages already written hold none of the plaintext', async (t) => {
+test('mid-transaction, the WAL and the pages already written hold none of the plaintext', async (t) => {
   const name = dbName(t);
   const got = await inPage(
     h.page,
@@ -122,7 +121,7 @@ test('mid-transaction, the journal and the pages already written hold none of th
         Array.from({ length: 500 }, () => [row]),
       );
       // 40 MB in one transaction: more than the page cache holds, so pages
-      // spill into the file and the journal fills, before any commit. The
+      // spill into the WAL, before any commit. The
       // files are read then (a File of them reads beside the worker's
       // access handles), and the transaction is rolled back.
       let mid;
@@ -144,8 +143,8 @@ test('mid-transaction, the journal and the pages already written hold none of th
     },
     { name, marker: MARKER, scan: rawScan.toString() },
   );
-  assert.ok(got.mid.bytes > 32 << 20, `pages spilled and the journal filled (${got.mid.bytes} bytes in the pool)`);
-  assert.equal(got.mid.hits, 0, 'no plaintext marker in the database file or its journal mid-transaction');
+  assert.ok(got.mid.bytes > 32 << 20, `pages spilled into the WAL (${got.mid.bytes} bytes in the pool)`);
+  assert.equal(got.mid.hits, 0, 'no plaintext marker in the database file or its WAL mid-transaction');
   assert.equal(got.rows, 500, 'the transaction rolled back');
 });
 

@@ -8,6 +8,7 @@ use crate::codec::changes::SCHEMA;
 use crate::codec::{Error, Result};
 use crate::worker::backup::{self, Export};
 use crate::worker::cipher::{self, Key};
+use crate::worker::journal;
 use crate::worker::source::{self, ReadAt};
 
 impl Db {
@@ -22,6 +23,8 @@ impl Db {
         }
         self.drop_read_handle();
         self.export = None;
+        // The file alone then holds the last commit.
+        journal::checkpoint(&self.conn)?;
         let export = Export::begin(&self.conn)?;
         let size = export.size();
         self.export = Some(export);
@@ -80,7 +83,7 @@ impl Db {
         backup::check(src.conn())?;
         self.drop_read_handle();
         self.export_end();
-        backup::copy(&self.conn, src.conn())?;
+        journal::off_wal(&self.conn, || backup::copy(&self.conn, src.conn()))?;
         let mut changes = self.hooks.changes();
         changes.changed(SCHEMA);
         changes.committed();

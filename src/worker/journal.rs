@@ -1,0 +1,99 @@
+//! The journal mode of a database on OPFS: WAL, and the rollback journal
+//! for the two things WAL cannot do.
+//!
+//! Under WAL a commit is one write of its pages to the `-wal` file and one
+//! flush (`synchronous=FULL`), where the rollback journal took three; and
+//! readers see the last commit while a writer works. Its wal-index lives
+//! in the worker's memory (`gather/shm.rs`), since one worker owns the
+//! file. Two things keep a database off WAL for a while:
+//!
+//! - **A new database stays on the rollback journal until it has a page.**
+//!   WAL fixes the page size when it begins, and `PRAGMA page_size` before
+//!   the first table is how a page size is chosen. [`settle`] moves it to
+//!   WAL before the first statement after its first commit.
+//! - **A rekey, and an import whose page size differs**, run on the
+//!   rollback journal ([`off_wal`]): SQLite3 Multiple Ciphers cannot
+//!   encrypt a plain database in WAL mode, the backup API cannot change a
+//!   WAL database's page size, and a rekey cut off midway is recovered from
+//!   its journal (`cipher.rs`). Leaving WAL checkpoints every frame into
+//!   the file first; the database goes back to WAL after.
+//!
+//! A memory database keeps its journal in memory and never uses WAL.
+
+use super::conn::Conn;
+use crate::codec::{Error, Result};
+
+/// The rollback journal: TRUNCATE keeps the journal's pool slot and, with
+/// `synchronous=FULL`, syncs after the truncation that marks a commit.
+const ROLLBACK: &str = "PRAGMA journal_mode=TRUNCATE";
+const WAL: &str = "PRAGMA journal_mode=WAL";
+
+/// Sets up a connection on OPFS: every commit flushed, and WAL if the
+/// database has pages. Returns whether it still has to move to WAL
+/// (see [`settle`]).
+pub fn open(conn: &Conn) -> Result<bool> {
+    conn.row("PRAGMA synchronous=FULL", |_| {})?;
+    // The WAL is truncated back to 64 MiB when a checkpoint has emptied it.
+    conn.row("PRAGMA journal_size_limit=67108864", |_| {})?;
+    if conn.figure("PRAGMA main.page_count")? == 0 {
+        set(conn, ROLLBACK, "truncate")?;
+        return Ok(true);
+    }
+    set(conn, WAL, "wal")?;
+    Ok(false)
+}
+
+/// Moves a new database to WAL once it has a page, outside a transaction.
+/// Returns whether it still has to.
+pub fn settle(conn: &Conn) -> Result<bool> {
+    if conn.in_transaction() || conn.figure("PRAGMA main.page_count")? == 0 {
+        return Ok(true);
+    }
+    set(conn, WAL, "wal")?;
+    Ok(false)
+}
+
+/// Runs `f` with the database on the rollback journal, and puts it back on
+/// WAL after if it was there, whatever `f` gave.
+pub fn off_wal<T>(conn: &Conn, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    if !in_wal(conn)? {
+        return f();
+    }
+    set(conn, ROLLBACK, "truncate")?;
+    let result = f();
+    let back = set(conn, WAL, "wal");
+    let value = result?;
+    back.map(|_| value)
+}
+
+/// Whether the database of `conn` is in WAL mode now.
+pub fn in_wal(conn: &Conn) -> Result<bool> {
+    Ok(conn.texts("PRAGMA main.journal_mode", |_| {})?.first().is_some_and(|m| m == "wal"))
+}
+
+/// Copies every committed frame of the WAL into the database file and
+/// empties the WAL, so the file alone holds the last commit. Nothing else
+/// may read or write meanwhile (one connection: the export's hold).
+pub fn checkpoint(conn: &Conn) -> Result<()> {
+    if !in_wal(conn)? {
+        return Ok(());
+    }
+    let row = conn.row("PRAGMA main.wal_checkpoint(TRUNCATE)", |_| {})?;
+    if row.first().copied().unwrap_or(0) != 0 {
+        return Err(Error::Locked("the database is busy: its WAL could not be checkpointed".into()));
+    }
+    Ok(())
+}
+
+/// Runs a journal-mode pragma and checks SQLite took it: it answers with the
+/// mode it is in, which is the old one when it could not change.
+fn set(conn: &Conn, pragma: &str, mode: &str) -> Result<()> {
+    let now = conn.texts(pragma, |_| {})?;
+    if now.first().map(String::as_str) != Some(mode) {
+        return Err(Error::Locked(format!(
+            "the journal mode could not become {mode} (it is {}): another connection is using the database",
+            now.first().map_or("unknown", String::as_str)
+        )));
+    }
+    Ok(())
+}
