@@ -26,7 +26,10 @@ SQLite3MC, with tests/powerloss/sqlite3mc.sh's library in LD_PRELOAD (this
 script checks that it does).
 `--ignore-flushes` builds images as if no flush after the schema was
 created had happened (a storage layer that stops flushing): the check must
-then find lost transactions.
+then find lost transactions. `--ignore-flushes-of wal` ignores only the
+`-wal` file's flushes after the schema (a commit's flush removed), and
+`--ignore-flushes-of db` only the database file's (under WAL, the
+checkpoint's flush removed).
 Prints one JSON object: images, failures, first failures, flushes per commit.
 """
 
@@ -44,10 +47,10 @@ NAME = 512
 SECTOR = 512
 
 
-def build(log, cut, rng, ignore_after):
+def build(log, cut, rng, ignore_after, ignored=()):
     last_flush = {}
     for i, e in enumerate(log[:cut]):
-        if e[0] == 'f' and i < ignore_after:
+        if e[0] == 'f' and (i < ignore_after or e[1] not in ignored):
             last_flush[e[1]] = i
     files = {}
     for i, e in enumerate(log[:cut]):
@@ -74,16 +77,21 @@ def build(log, cut, rng, ignore_after):
     return files
 
 
+def slot_name(f):
+    if len(f) < HEADER:
+        return ''
+    return os.path.basename(bytes(f[:NAME]).split(b'\0', 1)[0].decode('utf-8', 'replace'))
+
+
 def slots(files):
     """Pool slots as {file name: data}; unnamed slots are free."""
-    out = {}
-    for f in files.values():
-        if len(f) < HEADER:
-            continue
-        name = bytes(f[:NAME]).split(b'\0', 1)[0].decode('utf-8', 'replace')
-        if name:
-            out[os.path.basename(name)] = bytes(f[HEADER:])
-    return out
+    return {slot_name(f): bytes(f[HEADER:]) for f in files.values() if slot_name(f)}
+
+
+def handles_of(log, rng, name):
+    """The pool handles whose slot holds the file `name` at the end of the log."""
+    files = build(log, len(log), rng, len(log))
+    return {h for h, f in files.items() if slot_name(f) == name}
 
 
 def connect(path, key):
@@ -136,6 +144,7 @@ def main():
     p.add_argument('--seed', type=int, default=1)
     p.add_argument('--db', required=True)
     p.add_argument('--ignore-flushes', action='store_true')
+    p.add_argument('--ignore-flushes-of', choices=['wal', 'db'])
     p.add_argument('--key')
     a = p.parse_args()
     if a.key is not None:
@@ -149,13 +158,21 @@ def main():
     txs = rec['txs']
     marks = [(i, e[1]) for i, e in enumerate(log) if e[0] == 'm']
     rng = random.Random(a.seed)
-    ignore_after = marks[0][0] if a.ignore_flushes and marks else len(log)
+    ignore_after = marks[0][0] if (a.ignore_flushes or a.ignore_flushes_of) and marks else len(log)
+    ignored = set()
+    if a.ignore_flushes_of:
+        name = a.db + '-wal' if a.ignore_flushes_of == 'wal' else a.db
+        ignored = handles_of(log, random.Random(0), name)
+        if not ignored:
+            raise SystemExit(f'no file {name} in the record')
+    elif a.ignore_flushes:
+        ignored = {e[1] for e in log if e[0] == 'f'}
     failures = []
     with tempfile.TemporaryDirectory() as workdir:
         for n in range(a.images):
             cut = rng.randrange(1, len(log) + 1)
             acked = max([m for i, m in marks if i < cut], default=-1)
-            why = check(slots(build(log, cut, rng, ignore_after)), a.db, txs, acked, workdir, a.key)
+            why = check(slots(build(log, cut, rng, ignore_after, ignored)), a.db, txs, acked, workdir, a.key)
             if why:
                 failures.append({'image': n, 'cut': cut, 'why': why})
     # Flushes per commit: between consecutive marks (one commit each).
