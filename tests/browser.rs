@@ -181,3 +181,42 @@ async fn opening_to_encrypt_encrypts_a_plain_file_and_opens_an_encrypted_one() {
     let wrong = open(passphrase("another"), true).await.err().expect("encrypted under another key");
     assert_eq!(error_parts(&wrong).0, "RESQ_BAD_KEY", "{}", describe(&wrong));
 }
+
+/// Under WAL a reader beside the writer reads the last commit while the
+/// writer's transaction is open, and leaves to the writer what it cannot run.
+#[wasm_bindgen_test]
+async fn a_reader_reads_the_last_commit_while_the_writer_writes() {
+    let name = unique("reader");
+    let mut db = open_opfs(&name).await;
+    // A new database has no reader until it is in WAL mode (after its first commit).
+    let early = db.reader().err().map(|e| error_parts(&e).0);
+    assert_eq!(early.as_deref(), Some("RESQ_ON_WRITER"));
+    exec(&mut db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)", JsValue::UNDEFINED);
+    exec(&mut db, "INSERT INTO t(v) VALUES ('one')", JsValue::UNDEFINED);
+    let mut reader = db.reader().unwrap_or_else(|e| panic!("reader: {}", describe(&e)));
+    exec(&mut db, "BEGIN", JsValue::UNDEFINED);
+    exec(&mut db, "INSERT INTO t(v) VALUES ('two')", JsValue::UNDEFINED);
+    assert_eq!(json(&mut db, "SELECT count(*) AS n FROM t"), r#"[{"n":2}]"#, "the writer sees its own write");
+    assert_eq!(json(&mut reader, "SELECT count(*) AS n FROM t"), r#"[{"n":1}]"#, "the reader sees the last commit");
+    for sql in
+        ["INSERT INTO t(v) VALUES ('x') RETURNING id", "BEGIN", "PRAGMA user_version = 3", "SELECT * FROM nowhere"]
+    {
+        let e = reader.query_bytes(sql, JsValue::UNDEFINED).expect_err(sql);
+        assert_eq!(error_parts(&e).0, "RESQ_ON_WRITER", "{sql}");
+    }
+    let e = reader.execute("DELETE FROM t", JsValue::UNDEFINED).expect_err("execute on a reader");
+    assert_eq!(error_parts(&e).0, "RESQ_ON_WRITER");
+    exec(&mut db, "COMMIT", JsValue::UNDEFINED);
+    assert_eq!(json(&mut reader, "SELECT group_concat(v) AS v FROM t"), r#"[{"v":"one,two"}]"#, "then the new commit");
+    // The reader holds its lock on the file: the writer cannot leave WAL
+    // (and delete the -wal file) under it.
+    let e = db.query_bytes("PRAGMA journal_mode=TRUNCATE", JsValue::UNDEFINED).expect_err("leaving WAL under a reader");
+    assert_eq!(error_parts(&e).0, "SQLITE_BUSY");
+    // The writer closes first; the reader keeps the storage until it closes too.
+    db.close().unwrap();
+    assert_eq!(json(&mut reader, "SELECT count(*) AS n FROM t"), r#"[{"n":2}]"#);
+    reader.close().unwrap();
+    let mut again = open_opfs(&name).await;
+    assert_eq!(json(&mut again, "SELECT count(*) AS n FROM t"), r#"[{"n":2}]"#);
+    again.close().unwrap();
+}

@@ -29,6 +29,10 @@ pub enum Error {
     /// The key does not open the database: wrong, missing, or given for a
     /// plain file.
     BadKey(String),
+    /// A reader connection was asked for what only the writer may run (a
+    /// write, a transaction, a pragma, something its schema lacks). Never
+    /// reaches the page: the worker runs the call on the writer instead.
+    OnWriter,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -46,6 +50,7 @@ impl Error {
             Error::Range(_) => "RESQ_RANGE",
             Error::NotFound(_) => "RESQ_NOT_FOUND",
             Error::BadKey(_) => "RESQ_BAD_KEY",
+            Error::OnWriter => "RESQ_ON_WRITER",
         }
     }
 
@@ -78,6 +83,7 @@ impl fmt::Display for Error {
         match self {
             Error::Sqlite { message, .. } => f.write_str(message),
             Error::Closed => f.write_str("the database is closed"),
+            Error::OnWriter => f.write_str("this call runs on the writer"),
             Error::BadParam(m)
             | Error::Locked(m)
             | Error::Quota(m)

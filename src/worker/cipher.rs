@@ -15,6 +15,7 @@ use crate::codec::backup::{looks_encrypted, looks_plain};
 use crate::codec::{Error, Result};
 
 /// A key as `open` takes it. Its bytes are zeroed when it is dropped.
+#[derive(Clone)]
 pub enum Key {
     Passphrase(String),
     Raw([u8; 32]),

@@ -89,6 +89,8 @@ pub struct Db {
     in_callback: bool,
     /// A new database on OPFS not yet moved to WAL (`journal::settle`).
     wal_due: Cell<bool>,
+    /// A reader beside the writer (see [`Db::open_reader`]).
+    reader: bool,
     conn: Conn,
 }
 
@@ -112,9 +114,34 @@ impl Db {
             (Some(vfs), Some(key)) if encrypt => cipher::open_to_encrypt(name, vfs, key)?,
             _ => cipher::open(name, vfs, key)?,
         };
+        let mut db = Db::with(conn, blob_threshold, seed, false);
+        if vfs.is_some() {
+            db.wal_due.set(journal::open(&db.conn)?);
+        } else {
+            db.exec_simple("PRAGMA journal_mode=MEMORY")?;
+        }
+        Ok(db)
+    }
+
+    /// Opens a reader of `name` on `vfs` beside the writer this worker has
+    /// open (see `entry::Connection::reader`): under WAL it reads the last
+    /// commit while the writer writes. It runs only statements that write
+    /// nothing and leave the transaction alone; for anything else (and for
+    /// SQL it cannot prepare: a temporary table, an attached database of
+    /// the writer's) it answers [`Error::OnWriter`]. A database not in WAL
+    /// mode yet has no readers.
+    pub fn open_reader(name: &str, vfs: &str, key: Option<&Key>, blob_threshold: usize, seed: u64) -> Result<Db> {
+        let conn = cipher::open(name, Some(vfs), key)?;
+        if !journal::in_wal(&conn)? {
+            return Err(Error::OnWriter);
+        }
+        Ok(Db::with(conn, blob_threshold, seed, true))
+    }
+
+    fn with(conn: Conn, blob_threshold: usize, seed: u64, reader: bool) -> Db {
         let reads = Reads::new();
         let hooks = Hooks::install(&conn, reads.sessions());
-        let mut db = Db {
+        Db {
             cache: Cache::default(),
             streams: Vec::new(),
             stream_mark: Mark::default(),
@@ -127,14 +154,9 @@ impl Db {
             placeholders: Placeholders::new(seed),
             in_callback: false,
             wal_due: Cell::new(false),
+            reader,
             conn,
-        };
-        if vfs.is_some() {
-            db.wal_due.set(journal::open(&db.conn)?);
-        } else {
-            db.exec_simple("PRAGMA journal_mode=MEMORY")?;
         }
-        Ok(db)
     }
 
     /// Binds one call's values to cached statement `at` (see [`Bind`]),
@@ -251,6 +273,9 @@ impl Db {
     /// target cells open: write them with [`Db::stream_write`] and end with
     /// [`Db::stream_end`] (see [`Db::streaming`]).
     pub fn execute(&mut self, sql: &str, bind: Option<&mut Bind>) -> Result<Figures> {
+        if self.reader {
+            return Err(Error::OnWriter);
+        }
         self.admit(sql)?;
         let at = match self.cache.prepare(&self.conn, sql) {
             Ok(Some(at)) => at,
@@ -341,6 +366,9 @@ impl Db {
     /// is still all or nothing. The sets are numbered across the whole
     /// batch, and the figures are those of every part so far.
     pub fn execute_batch(&mut self, sql: &str, sets: usize, bind: &mut BindSet, more: bool) -> Result<Figures> {
+        if self.reader {
+            return Err(Error::OnWriter);
+        }
         let parts = match self.batch.take() {
             Some(parts) => parts,
             None => Parts { mark: self.begin_savepoint(&BATCH)?, sets: 0, changes: 0 },
@@ -410,10 +438,15 @@ impl Db {
         own: &mut dyn FnMut(&[u8]) -> usize,
     ) -> Result<Vec<String>> {
         self.admit(sql)?;
-        let at = self
-            .cache
-            .prepare(&self.conn, sql)?
-            .ok_or_else(|| Error::BadParam("query takes exactly one statement".into()))?;
+        let at = match self.cache.prepare(&self.conn, sql) {
+            Err(_) if self.reader => return Err(Error::OnWriter),
+            prepared => prepared?.ok_or_else(|| Error::BadParam("query takes exactly one statement".into()))?,
+        };
+        if self.reader
+            && (sql::controls_transaction(sql) || unsafe { ffi::sqlite3_stmt_readonly(self.cache[at].stmt.raw()) } == 0)
+        {
+            return Err(Error::OnWriter);
+        }
         let result = self.bind(at, bind).and_then(|streamed| {
             let stmt = self.cache[at].stmt.raw();
             match streamed.first() {

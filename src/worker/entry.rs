@@ -5,14 +5,16 @@
 
 use super::calls::Calls;
 use super::cipher;
+use super::cipher::Key;
 use super::convert::{bind_params, error_to_js, integer_to_js, key_from_js, Params};
 use super::db::{Db, Figures, Rows};
-use super::storage::Storage;
+use super::storage::{Shared, Storage};
 use crate::codec::batch::Batch;
 use crate::codec::hash::ResultHash;
 use crate::codec::value::Arena;
 use crate::codec::{name, Error};
 use js_sys::{Array, Float64Array, Object, Reflect, Uint8Array};
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use web_sys::Blob;
 
@@ -87,10 +89,15 @@ pub struct Connection {
     /// First: fields drop in order, and its statements go before `db`.
     calls: Calls,
     db: Db,
-    storage: Storage,
+    /// The storage, shared with this worker's other connections on it;
+    /// `None` once closed.
+    storage: Option<Rc<Shared>>,
     name: String,
     /// The `Blob`s of a streaming `execute`, in the order the engine writes them.
     blobs: Vec<Blob>,
+    /// What a reader of the same database opens with (see [`Self::reader`]).
+    threshold: usize,
+    key: Option<Key>,
 }
 
 #[wasm_bindgen]
@@ -118,14 +125,31 @@ impl Connection {
         let vfs = Storage::vfs_name(&name, &storage);
         // Any number unlikely to repeat: it only keeps placeholders apart.
         let seed = (js_sys::Math::random() * 9007199254740991.0) as u64 ^ (js_sys::Date::now() as u64) << 11;
-        match Db::open(&name, vfs.as_deref(), key.as_ref(), encrypt, threshold, seed) {
-            Ok(db) => Ok(Connection { db, storage, name, blobs: Vec::new(), calls: Calls::default() }),
-            Err(e) => {
-                let mut storage = storage;
-                storage.release(&name);
-                Err(js_err(e))
-            }
-        }
+        let storage = Shared::new(storage, &name);
+        let db = Db::open(&name, vfs.as_deref(), key.as_ref(), encrypt, threshold, seed).map_err(js_err)?;
+        Ok(Connection { db, storage: Some(storage), name, blobs: Vec::new(), calls: Calls::default(), threshold, key })
+    }
+
+    /// A reader of this database: another connection on it, in this worker,
+    /// that reads the last commit while this one writes (WAL; see
+    /// `Db::open_reader`). Its writing methods answer `RESQ_ON_WRITER`, as
+    /// do reads it cannot run; the worker runs those here instead. A
+    /// database in memory, or not in WAL mode yet, has none
+    /// (`RESQ_ON_WRITER`). It keeps the storage open until it is closed too.
+    pub fn reader(&self) -> JsResult<Connection> {
+        let storage = self.storage.as_ref().ok_or_else(|| js_err(Error::Closed))?;
+        let vfs = Storage::vfs_name(&self.name, storage.storage()).ok_or_else(|| js_err(Error::OnWriter))?;
+        let seed = (js_sys::Math::random() * 9007199254740991.0) as u64;
+        let db = Db::open_reader(&self.name, &vfs, self.key.as_ref(), self.threshold, seed).map_err(js_err)?;
+        Ok(Connection {
+            db,
+            storage: Some(Rc::clone(storage)),
+            name: self.name.clone(),
+            blobs: Vec::new(),
+            calls: Calls::default(),
+            threshold: self.threshold,
+            key: self.key.clone(),
+        })
     }
 
     /// `{ changes, lastInsertRowid }`, plus `streams` (the `Blob`s to write
@@ -359,7 +383,9 @@ impl Connection {
     pub fn rekey(&mut self, #[wasm_bindgen(unchecked_param_type = "Uint8Array | null")] key: JsValue) -> JsResult<()> {
         let key = if key.is_null() { None } else { Some(key_from_js(&key).map_err(js_err)?) };
         self.db.drop_read_handle();
-        cipher::rekey(self.db.conn(), key.as_ref()).map_err(js_err)
+        cipher::rekey(self.db.conn(), key.as_ref()).map_err(js_err)?;
+        self.key = key;
+        Ok(())
     }
 
     /// Closes the database and releases its storage. A second call is a no-op.
@@ -367,7 +393,8 @@ impl Connection {
         // Its statements go before the connection.
         self.calls.reset();
         let r = self.db.close();
-        self.storage.release(&self.name);
+        // The last connection out releases the storage.
+        self.storage = None;
         r.map_err(js_err)
     }
 }

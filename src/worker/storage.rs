@@ -73,6 +73,30 @@ impl Storage {
     }
 }
 
+/// A worker's storage of one database, shared by its connections (the
+/// writer and its readers): released when the last of them lets go, so no
+/// connection outlives the VFS it reads through.
+pub struct Shared {
+    storage: Storage,
+    name: String,
+}
+
+impl Shared {
+    pub fn new(storage: Storage, name: &str) -> std::rc::Rc<Shared> {
+        std::rc::Rc::new(Shared { storage, name: name.to_owned() })
+    }
+
+    pub fn storage(&self) -> &Storage {
+        &self.storage
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.storage.release(&self.name);
+    }
+}
+
 fn vfs_name(name: &str) -> String {
     format!("resq-opfs:{name}")
 }
