@@ -11,10 +11,10 @@ import init, { Sealer } from './wasm/resq_wasm.js';
 import { keyProof, sameProof, unholdKey } from './keyproof.js';
 import type { Attach, Expired, Hello, KeyProof, KeyVerdict, Requests } from './protocol.js';
 import { caller, type Caller } from './worker/callers.js';
-import { cipher, db, openEngine, refusal } from './worker/engine.js';
+import { cipher, db, openEngine, reader, refusal } from './worker/engine.js';
 import { discardStage } from './worker/feed.js';
 import { rerunWatches, unwatchAll } from './worker/live.js';
-import { handle, isRequest, type Context } from './worker/ops.js';
+import { handle, handleRead, isRequest, type Context } from './worker/ops.js';
 import { Queue } from './worker/queue.js';
 import { StageSpace } from './worker/stage.js';
 
@@ -46,6 +46,10 @@ ready.catch(() => {});
 const queue: Queue = new Queue(
   {
     run: (from, req) => handle(from, req, context, open),
+    read: (from, req) => {
+      const r = reader();
+      return r && handleRead(from, req, r);
+    },
     leave: cleanUp,
     idle: () => {
       if (db.conn) rerunWatches(db.conn);

@@ -36,7 +36,7 @@ const settle = () => new Promise((r) => setImmediate(r));
  * export's requests do what ops.ts does with the queue; a request with
  * `held` runs until the test calls `release()`.
  */
-function setup() {
+function setup({ reader = false } = {}) {
   const log = [];
   const held = [];
   const conn = {
@@ -62,6 +62,14 @@ function setup() {
       if (req.sql === 'throw') throw new Error('boom');
       if (req.held) await new Promise((r) => held.push(r));
     },
+    // With a reader: a read logs `R ` and its caller's `tab:sql`; one
+    // whose sql is 'write' is given back for the writer.
+    read(from, req) {
+      if (!reader) return null;
+      if (req.sql === 'write') return settle().then(() => false);
+      log.push(`R ${from.tab}:${req.sql}`);
+      return settle().then(() => true);
+    },
     async leave(from) {
       log.push(`${from.tab} left`);
     },
@@ -80,6 +88,7 @@ const tab = (name, timeout) =>
     timeout === undefined ? {} : { timeout },
   );
 const sql = (text, more = {}) => ({ op: 'execute', sql: text, ...more });
+const read = (text) => ({ op: 'query', sql: text });
 
 test('requests run one at a time, in the order they arrived, and live queries re-run once the queue is idle', async () => {
   const { queue, log, release } = setup();
@@ -234,4 +243,66 @@ test('a request whose run throws ends the worker (die): no answer can be promise
   queue.enqueue(tab('A'), sql('throw'));
   await settle();
   assert.deepEqual(log, ['A:throw', 'died: boom']);
+});
+
+test("while a request runs, the next read of each other caller runs on a reader; a caller's own calls keep their order", async () => {
+  const { queue, log, release } = setup({ reader: true });
+  const [a, b, c] = [tab('A'), tab('B'), tab('C')];
+  queue.enqueue(a, sql('insert a 64 MB File', { held: true }));
+  queue.enqueue(a, read('a reads its write'));
+  queue.enqueue(b, read('b1'));
+  queue.enqueue(b, read('b2'));
+  queue.enqueue(c, sql('c writes'));
+  queue.enqueue(c, read('c reads'));
+  await settle();
+  await settle();
+  assert.deepEqual(log, ['A:insert a 64 MB File', 'R B:b1', 'R B:b2'], "b's reads answer while the write runs, in b's order");
+  release();
+  await settle();
+  await settle();
+  assert.deepEqual(log.slice(3), ['A:a reads its write', 'C:c writes', 'C:c reads', 'idle']);
+});
+
+test("a read the reader gives back runs on the writer, in its caller's order", async () => {
+  const { queue, log, release } = setup({ reader: true });
+  const [a, b] = [tab('A'), tab('B')];
+  queue.enqueue(a, sql('long', { held: true }));
+  queue.enqueue(b, read('write'));
+  queue.enqueue(b, read('after'));
+  await settle();
+  await settle();
+  assert.deepEqual(log, ['A:long'], 'its next call waits for it');
+  release();
+  await settle();
+  await settle();
+  assert.deepEqual(log, ['A:long', 'B:write', 'B:after', 'idle']);
+});
+
+test("while a transaction is open, other callers' reads run on a reader, and the owner's in its transaction", async () => {
+  const { queue, log } = setup({ reader: true });
+  const [a, b] = [tab('A'), tab('B')];
+  queue.enqueue(a, sql('BEGIN'));
+  await settle();
+  queue.enqueue(b, read('b reads the last commit'));
+  queue.enqueue(b, sql('b writes'));
+  queue.enqueue(a, read('a reads its own'));
+  await settle();
+  await settle();
+  assert.deepEqual(log, ['A:BEGIN', 'R B:b reads the last commit', 'A:a reads its own']);
+  queue.enqueue(a, sql('COMMIT'));
+  await settle();
+  await settle();
+  assert.deepEqual(log.slice(3), ['A:COMMIT', 'B:b writes', 'idle']);
+});
+
+test('without a reader (a database in memory), reads wait for the writer as before', async () => {
+  const { queue, log, release } = setup();
+  const [a, b] = [tab('A'), tab('B')];
+  queue.enqueue(a, sql('long', { held: true }));
+  queue.enqueue(b, read('b'));
+  await settle();
+  assert.deepEqual(log, ['A:long']);
+  release();
+  await settle();
+  assert.deepEqual(log, ['A:long', 'B:b', 'idle']);
 });

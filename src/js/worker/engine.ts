@@ -48,11 +48,40 @@ let sqlLimitValue: number | undefined;
  */
 export const db: {
   conn: Engine | null;
+  /** A reader beside `conn` (see `reader()`), once one was needed. */
+  reader: Engine | null;
   stages: StageSpace | null;
   closedByPage: boolean;
   /** An encrypted database's key in its one form (keyproof.ts), as following tabs prove it; null when plain. */
   key: Uint8Array | null;
-} = { conn: null, stages: null, closedByPage: false, key: null };
+} = { conn: null, reader: null, stages: null, closedByPage: false, key: null };
+
+/**
+ * The reader that runs other sessions' reads while the writer is held
+ * (queue.ts), opened when first needed; `null` where there is none: a
+ * database in memory, or one not in WAL mode yet (the core says
+ * RESQ_ON_WRITER; asked again next time).
+ */
+export function reader(): Engine | null {
+  if (db.reader || !db.conn) return db.reader;
+  try {
+    db.reader = db.conn.reader();
+  } catch {
+    return null;
+  }
+  return db.reader;
+}
+
+/**
+ * Closes the reader, if open: before the writer closes, and before it
+ * leaves WAL for a rekey or an import, which an open reader would keep it
+ * from (SQLITE_BUSY).
+ */
+export function closeReader(): void {
+  const r = db.reader;
+  db.reader = null;
+  r?.close();
+}
 
 /**
  * This worker runs the wasm with ciphers: a worker for `open(name, { key })`

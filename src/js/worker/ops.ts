@@ -4,7 +4,7 @@
 
 import type { Op, Replies, Request, Requests, RunResult, WireError } from '../protocol.js';
 import type { Caller } from './callers.js';
-import { cipher, connection, db, endsTransaction, limits, refusal, type Engine } from './engine.js';
+import { cipher, closeReader, connection, db, endsTransaction, limits, refusal, type Engine } from './engine.js';
 import { batchRuns, discardStage, inlineSmall, ownStage, resolveStaged, writeStreams, writeTaken } from './feed.js';
 import { unwatch, watch } from './live.js';
 import { recorded, recording } from './record.js';
@@ -176,6 +176,7 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
       const source = db.stages!.source(id);
       // SQLite reads a page at a time: one buffer, grown to the largest read.
       const key = req.key ?? db.key ?? undefined;
+      closeReader();
       conn.importDatabase(
         source.size,
         (at: number, length: number) => {
@@ -208,6 +209,7 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
         );
       return moveToCiphers(conn, from, cx);
     }
+    closeReader();
     conn.rekey(req.key);
     db.key = req.key;
     cx.rekeyed(from);
@@ -220,6 +222,7 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
       return null;
     }
     db.conn = null;
+    closeReader();
     conn.close();
     await db.stages?.discardAll();
     db.closedByPage = true;
@@ -244,6 +247,7 @@ async function moveToCiphers(conn: Engine, from: Caller, cx: Context): Promise<'
     );
   conn.encryptable();
   db.conn = null;
+  closeReader();
   conn.close();
   await db.stages?.discardAll();
   // As if its page had closed it: a tab that comes to follow (the caller
@@ -292,15 +296,53 @@ export async function handle(
   cx: Context,
   open: (req: Requests['open'], from: Caller) => Promise<null>,
 ): Promise<void> {
+  await reply(from, req, (transfer) => answer(from, req, transfer, cx, open));
+}
+
+/**
+ * Answers a read (`READS` in queue.ts) on `reader`, beside the writer.
+ * Resolves `false`, having answered nothing, when the reader cannot run it
+ * (RESQ_ON_WRITER: a write, a transaction statement, a temp table of the
+ * writer's): the writer runs it then, through `handle`.
+ */
+export async function handleRead(from: Caller, req: Request, reader: Engine): Promise<boolean> {
+  const run = ops[req.op as Exclude<Op, 'open' | 'fail'>] as (r: Request, call: Call, cx?: Context) => unknown;
+  let onWriter = false;
+  await reply(
+    from,
+    req,
+    async (transfer) => {
+      try {
+        admit(req);
+        return await run(req, { conn: reader, from, transfer });
+      } catch (err) {
+        if ((err as { code?: unknown })?.code !== 'RESQ_ON_WRITER') throw err;
+        onWriter = true;
+        return undefined;
+      }
+    },
+    () => !onWriter,
+  );
+  return !onWriter;
+}
+
+/** Runs `answer` and posts its reply (or its error), unless `send()` says not to. */
+async function reply(
+  from: Caller,
+  req: Request,
+  answer: (transfer: Transferable[]) => Promise<unknown>,
+  send: () => boolean = () => true,
+): Promise<void> {
   if (db.closedByPage && !from.page) return;
   const transfer: Transferable[] = [];
   let value: unknown;
   try {
-    value = await answer(from, req, transfer, cx, open);
+    value = await answer(transfer);
   } catch (err) {
     if (err instanceof WebAssembly.RuntimeError) throw err;
     return post(from, { id: req.id, ok: false, error: toWireError(err) });
   }
+  if (!send()) return;
   try {
     from.post({ id: req.id, ok: true, value }, transfer);
   } catch (err) {
@@ -326,18 +368,11 @@ async function answer(
   cx: Context,
   open: (req: Requests['open'], from: Caller) => Promise<null>,
 ): Promise<unknown> {
-  const fields = req as unknown as Record<string, unknown>;
-  for (const f of (STRING_FIELDS[req.op] ?? []) as string[]) {
-    const v = fields[f];
-    if (NAMES.has(f) && (typeof v !== 'string' || v === '')) throw refusal('RESQ_BAD_PARAM', `${req.op}: ${f} must be a non-empty name`);
-    if (typeof v !== 'string')
-      throw refusal('RESQ_BAD_PARAM', `${req.op}: ${f} must be a string${f === 'type' ? ' (a MIME type such as "video/webm")' : ''}`);
-  }
+  const fields = admit(req);
   if (req.op === 'fail') throw req.error;
   if (req.op === 'open') return open(req, from);
   // Every other op runs on the open connection, handed to it from here.
   const conn = connection();
-  if (typeof fields.sql === 'string' && fields.sql.length > limits.sql) fields.sql = bounded(fields.sql);
   const found = recorded(conn, from, req);
   if (found !== undefined) return found;
   if (expiry(from, req) === ENDED) return null;
@@ -351,6 +386,22 @@ async function answer(
   conn.transactionCallback(fields.tx === true);
   const run = ops[req.op as Exclude<Op, 'open' | 'fail'>] as (r: Request, call: Call, cx: Context) => unknown;
   return recording(conn, from, req, async () => run(req, { conn, from, transfer }, cx));
+}
+
+/**
+ * Checks the string fields a request passes to the wasm, and cuts SQL text
+ * too long for the core (see `bounded`); returns the request's fields.
+ */
+function admit(req: Request): Record<string, unknown> {
+  const fields = req as unknown as Record<string, unknown>;
+  for (const f of (STRING_FIELDS[req.op] ?? []) as string[]) {
+    const v = fields[f];
+    if (NAMES.has(f) && (typeof v !== 'string' || v === '')) throw refusal('RESQ_BAD_PARAM', `${req.op}: ${f} must be a non-empty name`);
+    if (typeof v !== 'string')
+      throw refusal('RESQ_BAD_PARAM', `${req.op}: ${f} must be a string${f === 'type' ? ' (a MIME type such as "video/webm")' : ''}`);
+  }
+  if (typeof fields.sql === 'string' && fields.sql.length > limits.sql) fields.sql = bounded(fields.sql);
+  return fields;
 }
 
 /**

@@ -12,6 +12,17 @@
 //   read fails with SQLITE_ABORT: a forgotten stream cannot hold the
 //   database for good.
 //
+// Each caller is a session. While the writer is held (a request running
+// that awaits, a `File` being streamed in, say; or another caller's open
+// transaction or export), a session's read (`READS`) that is next in its
+// order runs beside it on a reader (`Work.read`): under WAL it sees the
+// last commit, never a part of a transaction. A caller has one request in
+// flight at a time, wherever it runs, so its calls still complete in the
+// order it made them, and a read after its own write sees that write. A
+// read the reader cannot run (a write, a transaction statement, a temp
+// table of the writer's) goes back to the head of the queue, for the
+// writer.
+//
 // Should running a request ever throw, the worker can no longer promise an
 // answer to anything, so it ends (`die`): every tab then rejects its
 // pending calls with RESQ_WORKER_DIED.
@@ -49,9 +60,18 @@ export const EXPORT_IDLE_MS = 10_000;
 /** Requests run between live-query re-runs while the queue stays busy. */
 export const RERUN_EVERY = 16;
 
+/** Ops a reader may run, each in one call (a `blobStream`'s session and a `watch` stay on the writer). */
+export const READS: ReadonlySet<string> = new Set(['query', 'queryBytes', 'readBlob', 'blobFile']);
+
 /** What the queue runs, and whom it tells. */
 export interface Work {
   run(from: Caller, req: Request): Promise<void>;
+  /**
+   * Runs a read on a reader beside the writer: `null` when there is none
+   * (a database in memory, or not in WAL mode yet); else it resolves
+   * `false`, having answered nothing, when the writer must run it.
+   */
+  read(from: Caller, req: Request): Promise<boolean> | null;
   leave(from: Caller): Promise<void>;
   /** Between requests, outside transactions and exports: live queries re-run. */
   idle(): void;
@@ -65,6 +85,10 @@ export class Queue {
   owner: Caller | null = null;
   exporting: Exporting | null = null;
   #entries: Entry[] = [];
+  /** Callers with a request in flight, on the writer or a reader. */
+  #busy = new Set<Caller>();
+  /** Entries a reader gave back: the writer runs them. */
+  #forWriter = new WeakSet<Entry>();
   #work: Work;
   /** The connection (`null` before open and after close). */
   #conn: () => QueueEngine | null;
@@ -85,8 +109,16 @@ export class Queue {
 
   enqueue(from: Caller, req: Entry['req']): void {
     this.#entries.push({ from, req, at: performance.now() });
+    this.#kick();
+  }
+
+  /** Runs what can run now: on the writer, and on a reader beside it. */
+  #kick(): void {
     if (!this.#pumping) this.#pump().catch((err) => this.#work.die(err));
-    else this.#watch();
+    else {
+      this.#overtake();
+      this.#watch();
+    }
   }
 
   /** Drops the requests of `c` still queued (it left). */
@@ -109,11 +141,52 @@ export class Queue {
     clearTimeout(this.#stallTimer);
   }
 
-  /** Whether `e` may run now. */
+  /** Whether `e` may run now, on the writer. */
   #runnable(e: Entry): boolean {
+    if (this.#busy.has(e.from)) return false;
     const x = this.exporting;
     if (x) return e.from === x.from && (e.req.op === 'leave' || e.req.op === 'exportRead' || e.req.op === 'exportClose');
     return this.owner === null || e.from === this.owner;
+  }
+
+  /**
+   * Starts on a reader each read that may overtake the writer: one that is
+   * next in its caller's order, while the writer is held for it (a request
+   * running, or another caller's transaction or export).
+   */
+  #overtake(): void {
+    const writing = this.#running !== null;
+    if (!writing && this.owner === null && this.exporting === null) return;
+    const before = new Set<Caller>();
+    for (let i = 0; i < this.#entries.length; i++) {
+      const e = this.#entries[i];
+      const first = !before.has(e.from);
+      before.add(e.from);
+      if (!first || !this.#mayRead(e)) continue;
+      if (!writing && e.from === this.owner) continue;
+      const done = this.#work.read(e.from, e.req as Request);
+      if (!done) return; // no reader: the writer runs them in turn
+      this.#entries.splice(i--, 1);
+      this.#busy.add(e.from);
+      done.then(
+        (answered) => {
+          this.#busy.delete(e.from);
+          if (!answered) {
+            this.#forWriter.add(e);
+            this.#entries.unshift(e);
+          }
+          this.#kick();
+        },
+        (err) => this.#work.die(err),
+      );
+    }
+  }
+
+  /** Whether a reader may run `e`: a read in one call, not of a transaction, not sent again, not given back. */
+  #mayRead(e: Entry): boolean {
+    if (!READS.has(e.req.op) || this.#forWriter.has(e) || this.#busy.has(e.from) || e.from.expired) return false;
+    const r = e.req as Request & { tx?: boolean; again?: boolean };
+    return !r.tx && !r.again;
   }
 
   async #pump(): Promise<void> {
@@ -124,8 +197,12 @@ export class Queue {
       if (i < 0) break;
       const [entry] = this.#entries.splice(i, 1);
       this.#running = entry;
-      if (entry.req.op === 'leave') await this.#work.leave(entry.from);
-      else await this.#work.run(entry.from, entry.req);
+      this.#busy.add(entry.from);
+      // What others queued meanwhile may run beside it.
+      const ran = entry.req.op === 'leave' ? this.#work.leave(entry.from) : this.#work.run(entry.from, entry.req);
+      this.#overtake();
+      await ran;
+      this.#busy.delete(entry.from);
       this.#running = null;
       const owner = this.#conn()?.transactionOpen() ? entry.from : null;
       if (owner && owner !== this.owner) this.#timeout = this.#next ?? owner.timeout;
@@ -140,6 +217,7 @@ export class Queue {
       }
     }
     this.#pumping = false;
+    this.#overtake();
     this.#watch();
   }
 

@@ -1,0 +1,127 @@
+// Sessions: each `open()` of a name is a session of its own on the one
+// database. A session's read never waits for another session's write in
+// progress: it answers from the last commit, beside the write (a reader
+// connection under WAL), and never sees a part of a transaction. A
+// session's own calls complete in the order it made them, so a read after
+// its own write sees that write. Writes from every session still run one
+// at a time.
+
+import { before, after } from 'node:test';
+import { opfsTests } from './engines.mjs';
+import assert from 'node:assert/strict';
+import { start } from './harness.mjs';
+import { inPage, dbName } from './util.mjs';
+
+// Every test here needs OPFS (see engines.mjs): memory databases have one
+// connection, and their reads wait for the writer.
+const test = opfsTests();
+
+let h;
+before(async () => {
+  h = await start();
+});
+after(async () => {
+  await h?.close();
+});
+
+test('a read from another session during a streamed 64 MB INSERT answers before it ends, from the last commit; one after it sees the new row', async (t) => {
+  const got = await inPage(
+    h.page,
+    async ({ open }, { name }) => {
+      const writer = await open(name);
+      const gallery = await open(name);
+      await writer.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
+      await writer.execute("INSERT INTO media(name, data) VALUES ('thumb', x'01')");
+      const order = [];
+      const file = new File([new Uint8Array(64 << 20).fill(7)], 'clip.bin');
+      const insert = writer.execute("INSERT INTO media(name, data) VALUES ('clip', ?)", [file]).then(() => order.push('insert'));
+      const during = await gallery.query('SELECT group_concat(name) AS names FROM media');
+      order.push('read');
+      await insert;
+      const afterCommit = await gallery.query('SELECT group_concat(name) AS names, max(length(data)) AS size FROM media');
+      // The same session: its read after its own write sees it.
+      await writer.execute("INSERT INTO media(name, data) VALUES ('own', x'02')");
+      const own = await writer.query("SELECT count(*) AS n FROM media WHERE name = 'own'");
+      await gallery.close();
+      await writer.close();
+      return { order, during: during[0].names, afterCommit: afterCommit[0], own: own[0].n };
+    },
+    { name: dbName(t) },
+  );
+  assert.deepEqual(got.order, ['read', 'insert'], 'the read answered while the INSERT ran');
+  assert.equal(got.during, 'thumb', 'it saw the last commit, not the row being written');
+  assert.deepEqual(got.afterCommit, { names: 'thumb,clip', size: 64 << 20 });
+  assert.equal(got.own, 1);
+});
+
+test("while one session's transaction is open, another reads the last commit; it sees the transaction once it commits", async (t) => {
+  const got = await inPage(
+    h.page,
+    async ({ open, outcome }, { name }) => {
+      // A transaction that keeps others waiting for 3 s would be rolled back.
+      const writer = await open(name, { transactionTimeout: 3000 });
+      const gallery = await open(name);
+      await writer.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)');
+      await writer.execute("INSERT INTO t(v) VALUES ('old')");
+      let inserted;
+      const written = new Promise((r) => (inserted = r));
+      let release;
+      const gate = new Promise((r) => (release = r));
+      let inside;
+      const tx = outcome(
+        writer.transaction(async (tx) => {
+          await tx.execute("INSERT INTO t(v) VALUES ('new')");
+          inside = (await tx.query('SELECT group_concat(v) AS v FROM t'))[0].v;
+          inserted();
+          await gate;
+        }),
+      );
+      await written;
+      // Whichever comes first: the other session's answer, or the end of
+      // the transaction (its timeout rolls it back if the read waits for it).
+      const first = await Promise.race([
+        gallery.query('SELECT group_concat(v) AS v FROM t').then((rows) => ({ read: rows[0].v })),
+        tx.then((o) => ({ transactionEnded: o.ok ? 'committed' : o.error.code })),
+      ]);
+      release();
+      const committed = await tx;
+      const afterCommit = (await gallery.query('SELECT group_concat(v) AS v FROM t'))[0].v;
+      await gallery.close();
+      await writer.close();
+      return { inside, first, committed: committed.ok, afterCommit };
+    },
+    { name: dbName(t) },
+  );
+  assert.equal(got.inside, 'old,new', 'the transaction sees its own write');
+  assert.deepEqual(got.first, { read: 'old' }, 'the other session answered from the last commit while the transaction was open');
+  assert.equal(got.committed, true);
+  assert.equal(got.afterCommit, 'old,new');
+});
+
+test('a write through query() from another session still runs on the writer, after the write in progress', async (t) => {
+  const got = await inPage(
+    h.page,
+    async ({ open }, { name }) => {
+      const writer = await open(name);
+      const other = await open(name);
+      await writer.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)');
+      const order = [];
+      const file = new File([new Uint8Array(16 << 20).fill(1)], 'a.bin');
+      const insert = writer.execute('INSERT INTO t(v) VALUES (?)', [file]).then(() => order.push('file'));
+      const returned = await other.query("INSERT INTO t(v) VALUES ('x') RETURNING id");
+      order.push('returning');
+      await insert;
+      const rows = await other.query('SELECT id, typeof(v) AS type FROM t ORDER BY id');
+      await other.close();
+      await writer.close();
+      return { order, returned, rows };
+    },
+    { name: dbName(t) },
+  );
+  assert.deepEqual(got.order, ['file', 'returning'], 'writes from two sessions still run one at a time');
+  assert.deepEqual(got.returned, [{ id: 2 }]);
+  assert.deepEqual(got.rows, [
+    { id: 1, type: 'blob' },
+    { id: 2, type: 'text' },
+  ]);
+});
