@@ -2,7 +2,8 @@
 // of the database while another tab keeps writing, whose writes wait and
 // all land; export and import work from a following tab and by name from a
 // tab that never opened the database, and every tab's watches see an
-// import; an export nobody reads gives way to waiting calls. The one-tab
+// import; an export nobody reads gives way to waiting writes (reads answer
+// beside it from the last commit). The one-tab
 // round trips are in backup.test.mjs.
 
 import { before, after } from 'node:test';
@@ -206,7 +207,7 @@ test('from a following tab: export, import into the shared database, and import 
   assert.deepEqual(again, { refused: 'SQLITE_NOTADB', tags: 'a,b,c,z4' });
 });
 
-test('an export nobody reads gives way to waiting calls (its next read fails with SQLITE_ABORT); cancel and close() end one at once', {
+test('an export nobody reads gives way to waiting writes (its next read fails with SQLITE_ABORT), while reads answer beside it; cancel and close() end one at once', {
   timeout: 180_000,
 }, async (t) => {
   const name = dbName(t);
@@ -218,14 +219,20 @@ test('an export nobody reads gives way to waiting calls (its next read fails wit
     await db.execute('INSERT INTO t(data) VALUES (?)', [transfer(new Uint8Array(10 << 20).fill(1))]);
     globalThis.reader = db.export().getReader();
     globalThis.first = (await reader.read()).value.length;
-    // A call of this tab's own, made while its export runs, waits for it too.
-    globalThis.own = db.query('SELECT count(*) AS n FROM t').then(
-      (r) => r[0].n,
+    // A write of this tab's own, made while its export runs, waits for it too.
+    globalThis.own = db.execute("INSERT INTO t(data) VALUES (x'02')").then(
+      (r) => r.changes,
       (e) => e.code,
     );
   });
-  // Tab b's call waits, and is answered once the unread export has given way.
-  const waited = await inPage(b, async () => (await db.query('SELECT count(*) AS n FROM t'))[0].n);
+  // Tab b's read answers at once, from the last commit (a reader beside
+  // the writer: sessions); its write waits, and is answered once the
+  // unread export has given way.
+  const during = await inPage(b, async () => (await db.query('SELECT count(*) AS n FROM t'))[0].n);
+  const waited = await inPage(b, async () => {
+    await db.execute("INSERT INTO t(data) VALUES (x'03')");
+    return (await db.query('SELECT count(*) AS n FROM t'))[0].n;
+  });
   const stalled = await inPage(a, async () => ({
     first: globalThis.first,
     own: await globalThis.own,
@@ -239,7 +246,8 @@ test('an export nobody reads gives way to waiting calls (its next read fails wit
       }
     })(),
   }));
-  assert.equal(waited, 1);
+  assert.equal(during, 1);
+  assert.equal(waited, 3);
   assert.equal(stalled.own, 1);
   assert.ok(stalled.first > 0);
   assert.deepEqual({ code: stalled.next.code, errno: stalled.next.errno }, { code: 'SQLITE_ABORT', errno: 4 });
@@ -252,7 +260,7 @@ test('an export nobody reads gives way to waiting calls (its next read fails wit
     await r.read();
     await r.cancel();
     const timeout = new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000));
-    return Promise.race([db.query('SELECT count(*) AS n FROM t').then((rows) => rows[0].n), timeout]);
+    return Promise.race([db.execute("INSERT INTO t(data) VALUES (x'04')").then((r) => r.changes), timeout]);
   });
   assert.equal(cancelled, 1);
 
@@ -267,7 +275,7 @@ test('an export nobody reads gives way to waiting calls (its next read fails wit
     );
   });
   assert.equal(closed, 'RESQ_CLOSED');
-  assert.equal(await inPage(b, async () => (await db.query('SELECT count(*) AS n FROM t'))[0].n), 1);
+  assert.equal(await inPage(b, async () => (await db.query('SELECT count(*) AS n FROM t'))[0].n), 4);
 
   // The same before the export has even begun: cancelled or closed in the
   // same turn as export(), it still lets go at once.
@@ -277,7 +285,7 @@ test('an export nobody reads gives way to waiting calls (its next read fails wit
       const within5s = (p) => Promise.race([p, new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000))]);
       const d = await open(name);
       await d.export().cancel();
-      const afterCancel = await within5s(d.query('SELECT count(*) AS n FROM t').then((rows) => rows[0].n));
+      const afterCancel = await within5s(d.execute("INSERT INTO t(data) VALUES (x'05')").then((r) => r.changes));
       const s = d.export();
       const closing = await within5s(d.close().then(() => 'closed'));
       return {
