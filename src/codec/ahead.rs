@@ -1,7 +1,7 @@
 //! Reading ahead, for the VFSs whose every read is a costly call: the pool's
 //! files under `gather` and the imported file under `source`. SQLite reads a
 //! value or a copied database one page at a time; a read that starts where
-//! the last one ended reads ahead, 64 KB the first time and twice as much
+//! the last one ended (or a WAL frame's header past it) reads ahead, 64 KB the first time and twice as much
 //! each time after, up to 1 MiB, and the reads after it are copied from
 //! there. A read elsewhere ends it, so scattered B-tree reads read nothing
 //! extra (benches/experiments/012-media-reads.md, 015-import-export.md).
@@ -10,6 +10,10 @@
 const FIRST: usize = 64 << 10;
 /// The most one read ahead reads.
 pub const MOST: usize = 1 << 20;
+/// A read this many bytes past the end of the last one still continues
+/// it: SQLite reads a WAL frame's page without its 24-byte header, so the
+/// pages of a value written in order are read 24 bytes apart.
+const GAP: u64 = 64;
 
 /// One file's bytes read ahead.
 #[derive(Default)]
@@ -38,7 +42,7 @@ impl ReadAhead {
         mut read: impl FnMut(u64, &mut [u8]) -> Result<(), E>,
     ) -> Result<(), E> {
         let end = off + out.len() as u64;
-        let continues = self.read_end == Some(off);
+        let continues = self.read_end.is_some_and(|e| off >= e && off - e <= GAP);
         self.read_end = Some(end);
         if self.copy(out, off) {
             return Ok(());
@@ -62,11 +66,23 @@ impl ReadAhead {
         Ok(())
     }
 
-    /// The file changes in `[from, to)`: bytes read ahead there are stale.
-    pub fn overwritten(&mut self, from: u64, to: u64) {
-        if !self.bytes.is_empty() && from < self.at + self.bytes.len() as u64 && to > self.at {
-            self.bytes.clear();
+    /// `bytes` are written to the file at `at`: what was read ahead there
+    /// takes them too, so a read after a write of the same pages (SQLite
+    /// rewriting a WAL frame it spilled) is still served from memory.
+    pub fn written(&mut self, at: u64, bytes: &[u8]) {
+        let end = self.at + self.bytes.len() as u64;
+        let (from, to) = (at.max(self.at), (at + bytes.len() as u64).min(end));
+        if from < to {
+            self.bytes[(from - self.at) as usize..(to - self.at) as usize]
+                .copy_from_slice(&bytes[(from - at) as usize..(to - at) as usize]);
         }
+    }
+
+    /// The file's bytes in `[from, to)`, if they were read ahead.
+    pub fn bytes(&self, from: u64, to: u64) -> Option<&[u8]> {
+        let end = self.at + self.bytes.len() as u64;
+        (from >= self.at && to <= end && from <= to)
+            .then(|| &self.bytes[(from - self.at) as usize..(to - self.at) as usize])
     }
 
     /// Forgets every byte read ahead (the file was truncated).
@@ -127,7 +143,23 @@ mod tests {
     }
 
     #[test]
-    fn a_write_over_the_bytes_read_ahead_drops_them_and_the_end_is_never_passed() {
+    fn pages_read_from_wal_frames_in_order_read_ahead() {
+        // After the WAL's 32-byte header, each frame: a 24-byte header, then the page.
+        let (page_size, frame) = (8192u64, 8192u64 + 24);
+        let size = 32 + 1024 * frame;
+        let (read, calls) = file(size);
+        let mut ahead = ReadAhead::default();
+        let mut page = [0u8; 8192];
+        for i in 0..1024u64 {
+            let at = 32 + i * frame + 24;
+            ahead.read(&mut page, at, || size - at, &read).unwrap();
+            assert!(page.iter().enumerate().all(|(j, &b)| b == (at + j as u64) as u8));
+        }
+        assert!(calls.get() < 16, "{} reads of {} pages of {page_size} bytes", calls.get(), 1024);
+    }
+
+    #[test]
+    fn a_write_over_the_bytes_read_ahead_goes_into_them_and_the_end_is_never_passed() {
         let size = 100_000;
         let (read, calls) = file(size);
         let mut ahead = ReadAhead::default();
@@ -137,9 +169,14 @@ mod tests {
         let n = calls.get();
         ahead.read(&mut buf, 2000, || size - 2000, &read).unwrap();
         assert_eq!(calls.get(), n, "served from the bytes read ahead");
-        ahead.overwritten(5000, 5001);
+        // A write over bytes read ahead: they take it, and are read no more.
+        ahead.written(2500, &[7, 7]);
+        ahead.read(&mut buf, 2000, || size - 2000, &read).unwrap();
+        assert_eq!(calls.get(), n, "still served from the bytes read ahead");
+        assert_eq!((buf[499], buf[500], buf[501], buf[502]), ((2499u64 & 255) as u8, 7, 7, (2502u64 & 255) as u8));
+        ahead.clear();
         ahead.read(&mut buf, 3000, || size - 3000, &read).unwrap();
-        assert_eq!(calls.get(), n + 1, "read again after the write");
+        assert_eq!(calls.get(), n + 1, "read again once cleared");
         // Near the end, the read ahead stops at what is available.
         ahead.read(&mut buf, 99_000, || 1000, &read).unwrap();
         ahead.read(&mut buf[..500], 99_500, || 500, &read).unwrap();

@@ -27,8 +27,8 @@
 //! 8 MB value at 8 KB pages is 1,024 reads), each through the same costly
 //! call, so reads that continue each other are read ahead
 //! ([`ReadAhead`]). Whatever is written over the range read ahead (through
-//! the pool, held writes included once they are written) or a truncate
-//! drops it; nothing is read ahead over writes still held.
+//! the pool, held writes included once they are written) goes into it too,
+//! and a truncate drops it; nothing is read ahead over writes still held.
 //!
 //! A worker opens several connections on one database under WAL, a writer
 //! and readers, and the pool gives each the same handle. So what this VFS
@@ -52,6 +52,10 @@ mod shm;
 /// The most one file holds back: 1 MiB, 128 pages of 8 KB, a few calls
 /// per 8 MB value, and little wasm memory per open file.
 const LIMIT: usize = 1 << 20;
+
+/// The widest gap between held writes filled from the bytes read ahead:
+/// a frame of the largest pages.
+const FILL: u64 = (64 << 10) + 24;
 
 /// The VFS, registered under its own name over the pool's. Dropping it
 /// unregisters it; it must outlive every connection opened through it.
@@ -216,7 +220,7 @@ impl State {
         if self.held.is_empty() {
             return ffi::SQLITE_OK;
         }
-        self.ahead.overwritten(self.at as u64, self.end() as u64);
+        self.ahead.written(self.at as u64, &self.held);
         // SAFETY: the pool's file is open; `held` is live for the call.
         let rc = unsafe {
             let write = (*(*inner).pMethods).xWrite.expect("the pool's files write");
@@ -339,6 +343,21 @@ unsafe extern "C" fn write(file: *mut ffi::sqlite3_file, buf: *const c_void, amt
             state.held.extend_from_slice(bytes);
             return ffi::SQLITE_OK;
         }
+        // Past the end, over bytes read ahead: the gap is held as the file
+        // has it. A transaction that rewrites WAL frames it spilled writes
+        // their pages without their 24-byte headers, and then, at its
+        // commit, their headers without their pages (SQLite's
+        // walRewriteChecksums): one write per frame, 16,000 for 128 MB.
+        let end = state.end() as u64;
+        let gap = (off as u64).checked_sub(end).filter(|&g| g <= FILL);
+        if let Some(gap) = gap.filter(|&g| state.held.len() + (g as usize) + bytes.len() <= LIMIT) {
+            let State { held, ahead, .. } = &mut *state;
+            if let Some(between) = ahead.bytes(end, end + gap) {
+                held.extend_from_slice(between);
+                held.extend_from_slice(bytes);
+                return ffi::SQLITE_OK;
+            }
+        }
         if off >= state.at && off + amt as i64 <= state.end() {
             let from = (off - state.at) as usize;
             state.held[from..from + bytes.len()].copy_from_slice(bytes);
@@ -350,7 +369,7 @@ unsafe extern "C" fn write(file: *mut ffi::sqlite3_file, buf: *const c_void, amt
         }
     }
     if bytes.len() >= LIMIT {
-        state.ahead.overwritten(off as u64, (off + amt as i64) as u64);
+        state.ahead.written(off as u64, bytes);
         return (f.methods().xWrite.expect("the pool's files write"))(inner, buf, amt, off);
     }
     if state.held.capacity() == 0 {
