@@ -11,7 +11,7 @@ import init, { Sealer } from './wasm/resq_wasm.js';
 import { keyProof, sameProof, unholdKey } from './keyproof.js';
 import type { Attach, Expired, Hello, KeyProof, KeyVerdict, Requests } from './protocol.js';
 import { caller, type Caller } from './worker/callers.js';
-import { cipher, db, openEngine, reader, refusal } from './worker/engine.js';
+import { cipher, db, openEngine, reader, refusal, type Engine } from './worker/engine.js';
 import { discardStage } from './worker/feed.js';
 import { rerunWatches, unwatchAll } from './worker/live.js';
 import { handle, handleRead, isRequest, type Context } from './worker/ops.js';
@@ -45,7 +45,10 @@ ready.catch(() => {});
 
 const queue: Queue = new Queue(
   {
-    run: (from, req) => handle(from, req, context, open),
+    run: async (from, req) => {
+      await handle(from, req, context, open);
+      checkpoint((conn) => conn.checkpointDue());
+    },
     read: (from, req) => {
       const r = reader();
       return r && handleRead(from, req, r);
@@ -53,6 +56,8 @@ const queue: Queue = new Queue(
     leave: cleanUp,
     idle: () => {
       if (db.conn) rerunWatches(db.conn);
+      clearTimeout(idleCheckpoint);
+      idleCheckpoint = setTimeout(() => checkpoint((conn) => queue.quiet() && conn.walPending()), IDLE_CHECKPOINT_MS);
     },
     expired: (owner) => {
       try {
@@ -65,6 +70,26 @@ const queue: Queue = new Queue(
   },
   () => db.conn,
 );
+
+/**
+ * Checkpoints: SQLite's automatic one is off (src/worker/hooks.rs). The
+ * WAL is copied into the database file once the queue has been quiet for
+ * IDLE_CHECKPOINT_MS, and by the call whose commit took the WAL past its
+ * bound (after its reply), so no call waits for a checkpoint it did not
+ * need and the WAL stays bounded. Best effort: one that fails is tried
+ * again at the next turn.
+ */
+const IDLE_CHECKPOINT_MS = 250;
+let idleCheckpoint: ReturnType<typeof setTimeout> | undefined;
+
+function checkpoint(when: (conn: Engine) => boolean): void {
+  const conn = db.conn;
+  try {
+    if (conn && when(conn)) conn.checkpoint();
+  } catch {
+    // Tried again later.
+  }
+}
 
 const context: Context = {
   queue,

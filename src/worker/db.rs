@@ -91,6 +91,8 @@ pub struct Db {
     wal_due: Cell<bool>,
     /// A reader beside the writer (see [`Db::open_reader`]).
     reader: bool,
+    /// The page size, once a checkpoint's schedule needed it (0 before).
+    page_size: i64,
     conn: Conn,
 }
 
@@ -155,6 +157,7 @@ impl Db {
             in_callback: false,
             wal_due: Cell::new(false),
             reader,
+            page_size: 0,
             conn,
         }
     }
@@ -541,6 +544,35 @@ impl Db {
     /// [`SCHEMA`] when one of them ran DDL.
     pub fn take_changed(&mut self) -> Vec<String> {
         self.hooks.changes().take()
+    }
+
+    /// Whether the WAL has grown past its bound: the call that committed
+    /// checkpoints before it returns (`journal::due`).
+    pub fn checkpoint_due(&mut self) -> Result<bool> {
+        let frames = self.hooks.wal_frames();
+        if frames == 0 {
+            return Ok(false);
+        }
+        if self.page_size == 0 {
+            self.page_size = self.conn.figure("PRAGMA main.page_size")?;
+        }
+        Ok(journal::due(frames, self.page_size))
+    }
+
+    /// Whether the WAL holds frames a checkpoint could copy.
+    pub fn wal_pending(&self) -> bool {
+        self.hooks.wal_frames() > 0
+    }
+
+    /// Copies what it can of the WAL into the database file (see
+    /// `journal::checkpoint_passive`); not inside a transaction.
+    pub fn checkpoint(&mut self) -> Result<()> {
+        if self.conn.in_transaction() || self.hooks.wal_frames() == 0 {
+            return Ok(());
+        }
+        let left = journal::checkpoint_passive(&self.conn)?;
+        self.hooks.wal_checkpointed(left);
+        Ok(())
     }
 
     /// Closes the connection; a second call does nothing.

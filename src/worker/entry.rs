@@ -388,6 +388,26 @@ impl Connection {
         Ok(())
     }
 
+    /// After a call that committed: whether the WAL has grown past its
+    /// bound, so the worker checkpoints before the next call (`journal::due`).
+    #[wasm_bindgen(js_name = checkpointDue)]
+    pub fn checkpoint_due(&mut self) -> JsResult<bool> {
+        self.db.checkpoint_due().map_err(js_err)
+    }
+
+    /// Whether the WAL holds frames a checkpoint could copy: the worker
+    /// checkpoints when its queue is idle.
+    #[wasm_bindgen(js_name = walPending)]
+    pub fn wal_pending(&self) -> bool {
+        self.db.wal_pending()
+    }
+
+    /// Copies what it can of the WAL into the database file, waiting for
+    /// no reader (a passive checkpoint); nothing inside a transaction.
+    pub fn checkpoint(&mut self) -> JsResult<()> {
+        self.db.checkpoint().map_err(js_err)
+    }
+
     /// Closes the database and releases its storage. A second call is a no-op.
     pub fn close(&mut self) -> JsResult<()> {
         // Its statements go before the connection.

@@ -8,6 +8,12 @@
 //! | pre-update | change tracking (`codec::changes`): a table of `main` changed; the placeholder [`Watch`] of a streaming `execute` (`streams`), while its statement steps |
 //! | commit | change tracking: the pending tables are committed |
 //! | rollback | sessions (their values may be undone); change tracking: the pending tables are not |
+//! | WAL | the checkpoints' schedule (`journal`): the frames in the `-wal` file after each commit |
+//!
+//! Installing the WAL hook replaces SQLite's own automatic checkpoint
+//! (itself a WAL hook), so no commit pays for a checkpoint by surprise:
+//! the worker checkpoints when it is idle, or when the WAL has grown past
+//! its bound (`journal::due`).
 //!
 //! A registered pre-update hook also turns off SQLite's truncate
 //! optimization, by which `DELETE FROM t` without a `WHERE` erases the
@@ -43,6 +49,9 @@ struct Listeners {
     changes: RefCell<Changes>,
     /// The streaming statement's watch while it steps, else null.
     watch: Cell<*mut Watch>,
+    /// Frames in `main`'s `-wal` file after the last commit (0 before
+    /// any, and after a checkpoint that emptied it).
+    wal_frames: Cell<i32>,
 }
 
 pub struct Hooks {
@@ -90,6 +99,14 @@ unsafe extern "C" fn on_commit(ctx: *mut c_void) -> c_int {
     0 // go on with the commit
 }
 
+unsafe extern "C" fn on_wal(ctx: *mut c_void, _db: *mut ffi::sqlite3, schema: *const c_char, frames: c_int) -> c_int {
+    let l = &*(ctx as *const Listeners);
+    if CStr::from_ptr(schema).to_bytes() == b"main" {
+        l.wal_frames.set(frames);
+    }
+    ffi::SQLITE_OK
+}
+
 unsafe extern "C" fn on_rollback(ctx: *mut c_void) {
     let l = &*(ctx as *const Listeners);
     if let Ok(mut sessions) = l.sessions.try_borrow_mut() {
@@ -104,14 +121,19 @@ impl Hooks {
     /// Installs every hook on `conn`, before it runs any statement: the
     /// truncate optimization is decided when a statement is prepared.
     pub fn install(conn: &Conn, sessions: Rc<RefCell<Sessions>>) -> Hooks {
-        let listeners =
-            Box::new(Listeners { sessions, changes: RefCell::default(), watch: Cell::new(ptr::null_mut()) });
+        let listeners = Box::new(Listeners {
+            sessions,
+            changes: RefCell::default(),
+            watch: Cell::new(ptr::null_mut()),
+            wal_frames: Cell::new(0),
+        });
         let ctx = &*listeners as *const Listeners as *mut c_void;
         unsafe {
             ffi::sqlite3_update_hook(conn.raw(), Some(on_update), ctx);
             ffi::sqlite3_preupdate_hook(conn.raw(), Some(on_preupdate), ctx);
             ffi::sqlite3_commit_hook(conn.raw(), Some(on_commit), ctx);
             ffi::sqlite3_rollback_hook(conn.raw(), Some(on_rollback), ctx);
+            ffi::sqlite3_wal_hook(conn.raw(), Some(on_wal), ctx);
         }
         Hooks { listeners, installed: true }
     }
@@ -127,6 +149,7 @@ impl Hooks {
             ffi::sqlite3_preupdate_hook(conn.raw(), None, ptr::null_mut());
             ffi::sqlite3_commit_hook(conn.raw(), None, ptr::null_mut());
             ffi::sqlite3_rollback_hook(conn.raw(), None, ptr::null_mut());
+            ffi::sqlite3_wal_hook(conn.raw(), None, ptr::null_mut());
         }
         self.installed = false;
     }
@@ -134,6 +157,17 @@ impl Hooks {
     /// The tables changed, pending and committed (not while a statement steps).
     pub fn changes(&self) -> RefMut<'_, Changes> {
         self.listeners.changes.borrow_mut()
+    }
+
+    /// Frames in the `-wal` file after the last commit (see [`Hooks::wal_checkpointed`]).
+    pub fn wal_frames(&self) -> i32 {
+        self.listeners.wal_frames.get()
+    }
+
+    /// A checkpoint left `frames` in the WAL that no reader's snapshot
+    /// still needs to be kept (0 when it copied them all).
+    pub fn wal_checkpointed(&self, frames: i32) {
+        self.listeners.wal_frames.set(frames);
     }
 
     /// Runs `f` (which steps a streaming statement) with `watch` told of

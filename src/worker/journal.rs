@@ -18,6 +18,13 @@
 //!   its journal (`cipher.rs`). Leaving WAL checkpoints every frame into
 //!   the file first; the database goes back to WAL after.
 //!
+//! **Checkpoints** copy the WAL's pages into the database file. SQLite's
+//! automatic one (at 1,000 pages, at the end of the commit that reaches
+//! them) is off (`hooks.rs` has the WAL hook): the worker checkpoints when
+//! its queue is idle, and a commit's call only once the WAL has grown past
+//! [`WAL_BOUND`] ([`due`]). A large value is still written twice, but its
+//! call pays once.
+//!
 //! A memory database keeps its journal in memory and never uses WAL.
 
 use super::conn::Conn;
@@ -72,7 +79,7 @@ pub fn in_wal(conn: &Conn) -> Result<bool> {
 }
 
 /// Copies every committed frame of the WAL into the database file and
-/// empties the WAL, so the file alone holds the last commit. Nothing else
+/// empties the WAL, so the file alone holds the last commit (`export()`). Nothing else
 /// may read or write meanwhile (one connection: the export's hold).
 pub fn checkpoint(conn: &Conn) -> Result<()> {
     if !in_wal(conn)? {
@@ -83,6 +90,26 @@ pub fn checkpoint(conn: &Conn) -> Result<()> {
         return Err(Error::Locked("the database is busy: its WAL could not be checkpointed".into()));
     }
     Ok(())
+}
+
+/// Bytes of WAL past which a commit's call checkpoints before it returns:
+/// the WAL's size stays bounded however rarely the worker is idle.
+const WAL_BOUND: i64 = 64 << 20;
+
+/// Whether a WAL of `frames` frames of `page_size`-byte pages has grown
+/// past its bound.
+pub fn due(frames: i32, page_size: i64) -> bool {
+    i64::from(frames) * (page_size + 24) >= WAL_BOUND
+}
+
+/// Copies into the database file every frame of the WAL that no reader's
+/// snapshot still needs, waiting for no one (PASSIVE). Returns the frames
+/// still to copy (0 when it copied them all, and the next commit writes
+/// the WAL over from its start).
+pub fn checkpoint_passive(conn: &Conn) -> Result<i32> {
+    let row = conn.row("PRAGMA main.wal_checkpoint(PASSIVE)", |_| {})?;
+    let (log, done) = (row.get(1).copied().unwrap_or(0), row.get(2).copied().unwrap_or(0));
+    Ok((log - done).max(0) as i32)
 }
 
 /// Runs a journal-mode pragma and checks SQLite took it: it answers with the

@@ -121,6 +121,11 @@ export class Queue {
     }
   }
 
+  /** Nothing runs, waits, or holds the writer: a time for housekeeping (a checkpoint). */
+  quiet(): boolean {
+    return !this.#pumping && this.#entries.length === 0 && this.#busy.size === 0 && !this.owner && !this.exporting;
+  }
+
   /** Drops the requests of `c` still queued (it left). */
   drop(c: Caller): void {
     this.#entries = this.#entries.filter((e) => e.from !== c);

@@ -25,6 +25,7 @@ impl Db {
         self.export = None;
         // The file alone then holds the last commit.
         journal::checkpoint(&self.conn)?;
+        self.hooks.wal_checkpointed(0);
         let export = Export::begin(&self.conn)?;
         let size = export.size();
         self.export = Some(export);
