@@ -1,24 +1,26 @@
-// Journal modes and page sizes side by side (benches/experiments/011-commit-cost.md):
-// the same package, each configuration set by PRAGMA on a new database, W1
-// at four sizes and W4, with the raw OPFS floor in the same pass.
+// Journal modes side by side (benches/experiments/011-commit-cost.md,
+// 020-wal-sessions.md): the same package, W1 at four sizes and W4, with the
+// raw OPFS floor in the same pass. `wal` is the package as it ships (WAL,
+// checkpoints when idle or past the WAL's bound); `truncate` is the
+// rollback journal it used before, set by PRAGMA once the database has its
+// table (a new database moves to WAL at its first commit).
 import { open } from 'resq-wasm';
 import { time, floorWorker, randomBytes, label, KB, MB } from './measure.js';
 
 const SIZES = [4 * KB, 64 * KB, MB, 8 * MB];
 const iterations = (size) => (size >= 8 * MB ? 8 : size >= MB ? 15 : 30);
 export const CONFIGS = {
-  truncate: [],
-  persist: ['PRAGMA journal_mode=PERSIST'],
-  wal: ['PRAGMA locking_mode=EXCLUSIVE', 'PRAGMA journal_mode=WAL'],
-  // No checkpoint during the run: the cost of a commit alone.
-  'wal-nockpt': ['PRAGMA locking_mode=EXCLUSIVE', 'PRAGMA journal_mode=WAL', 'PRAGMA wal_autocheckpoint=0'],
+  wal: [],
+  truncate: ['PRAGMA journal_mode=TRUNCATE'],
 };
 
 async function one(config, pageSize, rows, bytesBySize) {
   const db = await open(`journal-${config}-${pageSize}-${Math.random().toString(36).slice(2, 8)}.db`);
   await db.execute(`PRAGMA page_size=${pageSize}`);
-  for (const p of CONFIGS[config]) await db.query(p);
   await db.execute('CREATE TABLE w(id INTEGER PRIMARY KEY, data BLOB)');
+  for (const p of CONFIGS[config]) await db.query(p);
+  const [{ journal_mode: mode }] = await db.query('PRAGMA journal_mode');
+  if (mode !== config) throw new Error(`${config}: the database is in ${mode} mode`);
   const tag = `${config} ${pageSize / KB}K`;
   for (const size of SIZES) {
     const bytes = bytesBySize.get(size);

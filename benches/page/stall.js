@@ -1,0 +1,86 @@
+// The gallery probe (issue 29): a second session on the same database makes
+// two small calls every 20 ms (a 16 KB thumbnail through readBlob, and a
+// row by id through query) while one long call runs in the first session;
+// the gallery's calls are timed, and so is the long call, alone and beside
+// the gallery. The long calls: a streamed File INSERT, an executeBatch of
+// 10,000 rows, a CPU-bound query, and an export read whole.
+import { open } from 'resq-wasm';
+import { MB } from './measure.js';
+
+const EVERY_MS = 20;
+
+const quantile = (xs, q) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))];
+
+/** Runs the gallery until `done` settles; returns its calls' times. */
+async function gallery(db, done) {
+  const times = [];
+  let over = false;
+  done.finally(() => (over = true));
+  let id = 0;
+  while (!over) {
+    const t0 = performance.now();
+    await db.readBlob('thumbs', 'data', 1 + (id++ % 50));
+    await db.query('SELECT id, name FROM thumbs WHERE id = ?', [1 + (id % 50)]);
+    times.push(performance.now() - t0);
+    await new Promise((r) => setTimeout(r, EVERY_MS));
+  }
+  return times;
+}
+
+/** The long calls, each a function of the writing session and a fresh value. */
+function longCalls(fileMB) {
+  const file = new File([new Uint8Array(fileMB * MB).fill(7)], 'clip.bin');
+  const rows = Array.from({ length: 10000 }, (_, i) => [i, `row ${i}`]);
+  return {
+    [`${fileMB} MB File INSERT`]: (db) => db.execute('INSERT INTO media(data) VALUES (?)', [file]),
+    'executeBatch 10,000 rows': (db) => db.executeBatch('INSERT INTO rows(n, s) VALUES (?, ?)', rows),
+    'a CPU-bound query': (db) =>
+      db.query('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT sum(x) AS s FROM c'),
+    'export() read whole': (db) => new Response(db.export()).arrayBuffer(),
+  };
+}
+
+export async function run({ fileMB = 256 } = {}) {
+  const name = `stall-${Math.random().toString(36).slice(2, 8)}.db`;
+  const writer = await open(name);
+  await writer.execute('CREATE TABLE thumbs(id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
+  await writer.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, data BLOB)');
+  await writer.execute('CREATE TABLE rows(n INTEGER, s TEXT)');
+  const thumb = new Uint8Array(16 << 10).fill(3);
+  await writer.executeBatch(
+    'INSERT INTO thumbs(name, data) VALUES (?, ?)',
+    Array.from({ length: 50 }, (_, i) => [`thumb ${i}`, thumb]),
+  );
+  const reader = await open(name);
+  const rows = [];
+  const idle = await gallery(reader, new Promise((r) => setTimeout(r, 1000)));
+  rows.push(summary('nothing (baseline)', idle, null, null));
+  for (const [what, call] of Object.entries(longCalls(fileMB))) {
+    const t0 = performance.now();
+    await call(writer);
+    const alone = performance.now() - t0;
+    const t1 = performance.now();
+    const done = call(writer).then(() => performance.now() - t1);
+    const times = await gallery(reader, done);
+    rows.push(summary(what, times, alone, await done));
+    await writer.execute('DELETE FROM media');
+  }
+  await reader.close();
+  await writer.close();
+  return rows;
+}
+
+function summary(what, times, alone, beside) {
+  const sorted = [...times].sort((a, b) => a - b);
+  return {
+    workload: 'gallery',
+    row: what,
+    config: `worst ${sorted.at(-1).toFixed(1)} ms${alone === null ? '' : `; the long call ${alone.toFixed(0)} ms alone, ${beside.toFixed(0)} ms beside the gallery`}`,
+    median: quantile(sorted, 0.5),
+    p95: quantile(sorted, 0.95),
+    worst: sorted.at(-1),
+    alone,
+    beside,
+    n: sorted.length,
+  };
+}
