@@ -21,9 +21,9 @@
 //! **Checkpoints** copy the WAL's pages into the database file. SQLite's
 //! automatic one (at 1,000 pages, at the end of the commit that reaches
 //! them) is off (`hooks.rs` has the WAL hook): the worker checkpoints when
-//! its queue is idle, and a commit's call only once the WAL has grown past
-//! [`WAL_BOUND`] ([`due`]). A large value is still written twice, but its
-//! call pays once.
+//! its queue is idle, and after the reply of a call whose commit took the
+//! WAL past [`WAL_BOUND`] ([`due`]). A large value is still written twice,
+//! but its call does not wait for the second write (the next call does).
 //!
 //! A memory database keeps its journal in memory and never uses WAL.
 
@@ -92,9 +92,12 @@ pub fn checkpoint(conn: &Conn) -> Result<()> {
     Ok(())
 }
 
-/// Bytes of WAL past which a commit's call checkpoints before it returns:
-/// the WAL's size stays bounded however rarely the worker is idle.
-const WAL_BOUND: i64 = 64 << 20;
+/// Bytes of WAL past which the worker checkpoints after the reply of the
+/// call that committed: the WAL stays bounded however rarely the worker is
+/// idle. About SQLite's own 1,000 pages at 8 KB: a larger WAL takes that
+/// much more of the origin's quota (a full disk must still VACUUM), and
+/// the first checkpoint's buffers should come early in a worker's life.
+const WAL_BOUND: i64 = 8 << 20;
 
 /// Whether a WAL of `frames` frames of `page_size`-byte pages has grown
 /// past its bound.
