@@ -564,13 +564,16 @@ impl Db {
         self.hooks.wal_frames() > 0
     }
 
-    /// Copies what it can of the WAL into the database file (see
-    /// `journal::checkpoint_passive`); not inside a transaction.
-    pub fn checkpoint(&mut self) -> Result<()> {
-        if self.conn.in_transaction() || self.hooks.wal_frames() == 0 {
+    /// Copies WAL frames into the database file (see `journal::checkpoint`);
+    /// nothing inside a transaction. A passive one also skips a WAL this
+    /// connection's commits left empty; a full one runs whatever they
+    /// say, as frames from before this connection (a crash's) count too.
+    pub fn checkpoint(&mut self, how: journal::Checkpoint) -> Result<()> {
+        let passive = matches!(how, journal::Checkpoint::Passive);
+        if self.conn.in_transaction() || (passive && self.hooks.wal_frames() == 0) {
             return Ok(());
         }
-        let left = journal::checkpoint_passive(&self.conn)?;
+        let left = journal::checkpoint(&self.conn, how)?;
         self.hooks.wal_checkpointed(left);
         Ok(())
     }

@@ -405,7 +405,7 @@ impl Connection {
     /// Copies what it can of the WAL into the database file, waiting for
     /// no reader (a passive checkpoint); nothing inside a transaction.
     pub fn checkpoint(&mut self) -> JsResult<()> {
-        self.db.checkpoint().map_err(js_err)
+        self.db.checkpoint(super::journal::Checkpoint::Passive).map_err(js_err)
     }
 
     /// Closes the database and releases its storage. A second call is a no-op.

@@ -78,20 +78,6 @@ pub fn in_wal(conn: &Conn) -> Result<bool> {
     Ok(conn.texts("PRAGMA main.journal_mode", |_| {})?.first().is_some_and(|m| m == "wal"))
 }
 
-/// Copies every committed frame of the WAL into the database file and
-/// empties the WAL, so the file alone holds the last commit (`export()`). Nothing else
-/// may read or write meanwhile (one connection: the export's hold).
-pub fn checkpoint(conn: &Conn) -> Result<()> {
-    if !in_wal(conn)? {
-        return Ok(());
-    }
-    let row = conn.row("PRAGMA main.wal_checkpoint(TRUNCATE)", |_| {})?;
-    if row.first().copied().unwrap_or(0) != 0 {
-        return Err(Error::Locked("the database is busy: its WAL could not be checkpointed".into()));
-    }
-    Ok(())
-}
-
 /// Bytes of WAL past which the worker checkpoints after the reply of the
 /// call that committed: the WAL stays bounded however rarely the worker is
 /// idle. About SQLite's own 1,000 pages at 8 KB: a larger WAL takes that
@@ -105,14 +91,33 @@ pub fn due(frames: i32, page_size: i64) -> bool {
     i64::from(frames) * (page_size + 24) >= WAL_BOUND
 }
 
-/// Copies into the database file every frame of the WAL that no reader's
-/// snapshot still needs, waiting for no one (PASSIVE). Returns the frames
-/// still to copy (0 when it copied them all, and the next commit writes
-/// the WAL over from its start).
-pub fn checkpoint_passive(conn: &Conn) -> Result<i32> {
-    let row = conn.row("PRAGMA main.wal_checkpoint(PASSIVE)", |_| {})?;
-    let (log, done) = (row.get(1).copied().unwrap_or(0), row.get(2).copied().unwrap_or(0));
-    Ok((log - done).max(0) as i32)
+/// How much of the WAL a [`checkpoint`] copies.
+#[derive(Clone, Copy)]
+pub enum Checkpoint {
+    /// Every frame no reader's snapshot still needs, waiting for no one.
+    Passive,
+    /// Every committed frame, then the WAL emptied, so the file alone
+    /// holds the last commit (`export()`); no reader may be reading.
+    Truncate,
+}
+
+/// Copies WAL frames into the database file. Returns the frames still to
+/// copy (0 when it copied them all, and the next commit writes the WAL
+/// over from its start); a [`Checkpoint::Truncate`] that cannot copy them
+/// all is `RESQ_LOCKED`. Nothing to do outside WAL mode.
+pub fn checkpoint(conn: &Conn, how: Checkpoint) -> Result<i32> {
+    let sql = match how {
+        Checkpoint::Passive => "PRAGMA main.wal_checkpoint(PASSIVE)",
+        Checkpoint::Truncate => "PRAGMA main.wal_checkpoint(TRUNCATE)",
+    };
+    // Outside WAL mode the pragma answers (0, -1, -1).
+    let row = conn.row(sql, |_| {})?;
+    let at = |i: usize| row.get(i).copied().unwrap_or(0);
+    let left = (at(1) - at(2)).max(0) as i32;
+    if matches!(how, Checkpoint::Truncate) && (at(0) != 0 || left != 0) {
+        return Err(Error::Locked("the database is busy: its WAL could not be checkpointed".into()));
+    }
+    Ok(left)
 }
 
 /// Runs a journal-mode pragma and checks SQLite took it: it answers with the

@@ -24,8 +24,7 @@ impl Db {
         self.drop_read_handle();
         self.export = None;
         // The file alone then holds the last commit.
-        journal::checkpoint(&self.conn)?;
-        self.hooks.wal_checkpointed(0);
+        self.checkpoint(journal::Checkpoint::Truncate)?;
         let export = Export::begin(&self.conn)?;
         let size = export.size();
         self.export = Some(export);
