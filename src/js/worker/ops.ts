@@ -307,33 +307,24 @@ export async function handle(
  */
 export async function handleRead(from: Caller, req: Request, reader: Engine): Promise<boolean> {
   const run = ops[req.op as Exclude<Op, 'open' | 'fail'>] as (r: Request, call: Call, cx?: Context) => unknown;
-  let onWriter = false;
-  await reply(
-    from,
-    req,
-    async (transfer) => {
-      try {
-        admit(req);
-        return await run(req, { conn: reader, from, transfer });
-      } catch (err) {
-        if ((err as { code?: unknown })?.code !== 'RESQ_ON_WRITER') throw err;
-        onWriter = true;
-        return undefined;
-      }
-    },
-    () => !onWriter,
-  );
-  return !onWriter;
+  const value = await reply(from, req, async (transfer) => {
+    try {
+      admit(req);
+      return await run(req, { conn: reader, from, transfer });
+    } catch (err) {
+      if ((err as { code?: unknown })?.code === 'RESQ_ON_WRITER') return GIVEN_BACK;
+      throw err;
+    }
+  });
+  return value !== GIVEN_BACK;
 }
 
-/** Runs `answer` and posts its reply (or its error), unless `send()` says not to. */
-async function reply(
-  from: Caller,
-  req: Request,
-  answer: (transfer: Transferable[]) => Promise<unknown>,
-  send: () => boolean = () => true,
-): Promise<void> {
-  if (db.closedByPage && !from.page) return;
+/** From a reader: the call is the writer's to run, and nothing was answered. */
+const GIVEN_BACK = Symbol('given back');
+
+/** Runs `answer` and posts its reply (or its error), unless it gave the call back; returns its value. */
+async function reply(from: Caller, req: Request, answer: (transfer: Transferable[]) => Promise<unknown>): Promise<unknown> {
+  if (db.closedByPage && !from.page) return undefined;
   const transfer: Transferable[] = [];
   let value: unknown;
   try {
@@ -342,7 +333,7 @@ async function reply(
     if (err instanceof WebAssembly.RuntimeError) throw err;
     return post(from, { id: req.id, ok: false, error: toWireError(err) });
   }
-  if (!send()) return;
+  if (value === GIVEN_BACK) return value;
   try {
     from.post({ id: req.id, ok: true, value }, transfer);
   } catch (err) {
