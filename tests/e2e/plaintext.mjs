@@ -31,7 +31,16 @@ export const rawScan = async (name, marker) => {
         await walk(entry);
         continue;
       }
-      const b = new Uint8Array(await (await entry.getFile()).arrayBuffer());
+      // A file the worker writes to between getFile() and the read (a
+      // checkpoint, say) is NotReadableError: read it again as it is now.
+      let b;
+      for (let tries = 1; !b; tries++) {
+        try {
+          b = new Uint8Array(await (await entry.getFile()).arrayBuffer());
+        } catch (e) {
+          if (e.name !== 'NotReadableError' || tries === 5) throw e;
+        }
+      }
       bytes += b.length;
       hits += count(b);
     }
