@@ -31,6 +31,7 @@ use std::cell::Cell;
 
 pub use super::streams::Figures;
 
+mod blobs;
 mod file;
 mod streamed;
 
@@ -266,11 +267,6 @@ impl Db {
         Ok(())
     }
 
-    /// Call this first in every call but the blob reads (see [`Reads`]).
-    pub fn drop_read_handle(&mut self) {
-        self.reads.drop_handle();
-    }
-
     /// `execute`: one statement with parameters, or a script without (`bind`
     /// is `None`). A statement that binds streamed values returns with its
     /// target cells open: write them with [`Db::stream_write`] and end with
@@ -478,61 +474,6 @@ impl Db {
         }
     }
 
-    /// `(start, length)` of a range of one stored BLOB, checked against its size.
-    pub fn blob_range(
-        &mut self,
-        table: &str,
-        column: &str,
-        rowid: i64,
-        offset: Option<f64>,
-        length: Option<f64>,
-    ) -> Result<(u64, u64)> {
-        self.reads.range(&self.conn, table, column, rowid, offset, length)
-    }
-
-    /// `readBlob`: bytes `[start, start + len)` of one cell (a range
-    /// [`Db::blob_range`] checked), chunk by chunk into `sink(at, bytes)`.
-    pub fn read_blob(
-        &mut self,
-        table: &str,
-        column: &str,
-        rowid: i64,
-        start: u64,
-        len: u64,
-        sink: &mut dyn FnMut(u64, &[u8]),
-    ) -> Result<()> {
-        self.reads.read(&self.conn, (table, column, rowid), start, len, sink)
-    }
-
-    /// Begins a `blobStream` session of `tab`'s: `(id, start, end)`.
-    pub fn stream_open(
-        &mut self,
-        tab: &str,
-        table: &str,
-        column: &str,
-        rowid: i64,
-        offset: Option<f64>,
-        length: Option<f64>,
-    ) -> Result<(u32, u64, u64)> {
-        self.reads.open_session(&self.conn, tab, (table, column, rowid), offset, length)
-    }
-
-    /// The cell `[start, start + len)` of `tab`'s session `id` is to be
-    /// read from (with [`Db::read_blob`]), or why not: the session is
-    /// unknown, ended, or its value changed since it began (`SQLITE_ABORT`).
-    pub fn stream_cell(&mut self, tab: &str, id: u32, start: u64, len: u64) -> Result<(String, String, i64)> {
-        self.reads.session_cell(tab, id, start, len)
-    }
-
-    pub fn stream_close(&mut self, tab: &str, id: u32) {
-        self.reads.close_session(tab, id);
-    }
-
-    /// Ends every `blobStream` session of `tab` (its caller left).
-    pub fn streams_close(&mut self, tab: &str) {
-        self.reads.close_sessions(tab);
-    }
-
     /// `queryTables`: the tables of `main` the one query in `sql` reads.
     pub fn query_tables(&mut self, sql: &str) -> Result<Vec<String>> {
         self.admit(sql)?;
@@ -553,10 +494,20 @@ impl Db {
         if frames == 0 {
             return Ok(false);
         }
+        Ok(journal::due(frames, self.page_size()?))
+    }
+
+    /// Frames in the WAL that no checkpoint has copied yet.
+    pub fn wal_frames(&self) -> i32 {
+        self.hooks.wal_frames()
+    }
+
+    /// The page size, read once (WAL fixes it).
+    pub fn page_size(&mut self) -> Result<i64> {
         if self.page_size == 0 {
             self.page_size = self.conn.figure("PRAGMA main.page_size")?;
         }
-        Ok(journal::due(frames, self.page_size))
+        Ok(self.page_size)
     }
 
     /// Whether the WAL holds frames a checkpoint could copy.

@@ -8,6 +8,7 @@ use super::cipher;
 use super::cipher::Key;
 use super::convert::{bind_params, error_to_js, integer_to_js, key_from_js, Params};
 use super::db::{Db, Figures, Rows};
+use super::snapshots::Snapshots;
 use super::storage::{Shared, Storage};
 use crate::codec::batch::Batch;
 use crate::codec::hash::ResultHash;
@@ -89,6 +90,9 @@ pub struct Connection {
     /// First: fields drop in order, and its statements go before `db`.
     calls: Calls,
     db: Db,
+    /// Readers holding `blobStream` snapshots (see `snapshots`); before
+    /// `storage`, which they read through.
+    snapshots: Snapshots,
     /// The storage, shared with this worker's other connections on it;
     /// `None` once closed.
     storage: Option<Rc<Shared>>,
@@ -127,7 +131,16 @@ impl Connection {
         let seed = (js_sys::Math::random() * 9007199254740991.0) as u64 ^ (js_sys::Date::now() as u64) << 11;
         let storage = Shared::new(storage, &name);
         let db = Db::open(&name, vfs.as_deref(), key.as_ref(), encrypt, threshold, seed).map_err(js_err)?;
-        Ok(Connection { db, storage: Some(storage), name, blobs: Vec::new(), calls: Calls::default(), threshold, key })
+        Ok(Connection {
+            db,
+            snapshots: Snapshots::default(),
+            storage: Some(storage),
+            name,
+            blobs: Vec::new(),
+            calls: Calls::default(),
+            threshold,
+            key,
+        })
     }
 
     /// A reader of this database: another connection on it, in this worker,
@@ -138,11 +151,10 @@ impl Connection {
     /// (`RESQ_ON_WRITER`). It keeps the storage open until it is closed too.
     pub fn reader(&self) -> JsResult<Connection> {
         let storage = self.storage.as_ref().ok_or_else(|| js_err(Error::Closed))?;
-        let vfs = Storage::vfs_name(&self.name, storage.storage()).ok_or_else(|| js_err(Error::OnWriter))?;
-        let seed = (js_sys::Math::random() * 9007199254740991.0) as u64;
-        let db = Db::open_reader(&self.name, &vfs, self.key.as_ref(), self.threshold, seed).map_err(js_err)?;
+        let db = open_reader(&self.storage, &self.name, self.key.as_ref(), self.threshold).map_err(js_err)?;
         Ok(Connection {
             db,
+            snapshots: Snapshots::default(),
             storage: Some(Rc::clone(storage)),
             name: self.name.clone(),
             blobs: Vec::new(),
@@ -383,6 +395,7 @@ impl Connection {
     pub fn rekey(&mut self, #[wasm_bindgen(unchecked_param_type = "Uint8Array | null")] key: JsValue) -> JsResult<()> {
         let key = if key.is_null() { None } else { Some(key_from_js(&key).map_err(js_err)?) };
         self.db.drop_read_handle();
+        self.snapshots.close(&mut self.db);
         cipher::rekey(self.db.conn(), key.as_ref()).map_err(js_err)?;
         self.key = key;
         Ok(())
@@ -404,7 +417,11 @@ impl Connection {
 
     /// Copies what it can of the WAL into the database file, waiting for
     /// no reader (a passive checkpoint); nothing inside a transaction.
+    /// Streams' snapshots that held the WAL back far past its bound are
+    /// let go first (see `snapshots`).
     pub fn checkpoint(&mut self) -> JsResult<()> {
+        self.snapshots.forget_ended(&self.db);
+        self.snapshots.let_go_if_held(&mut self.db).map_err(js_err)?;
         self.db.checkpoint(super::journal::Checkpoint::Passive).map_err(js_err)
     }
 
@@ -412,6 +429,7 @@ impl Connection {
     pub fn close(&mut self) -> JsResult<()> {
         // Its statements go before the connection.
         self.calls.reset();
+        self.snapshots.close(&mut self.db);
         let r = self.db.close();
         // The last connection out releases the storage.
         self.storage = None;
@@ -470,6 +488,15 @@ impl Connection {
         hash.word(owned.finish());
         hash.hex()
     }
+}
+
+/// Another connection on the database `storage` holds (see
+/// [`Connection::reader`]).
+fn open_reader(storage: &Option<Rc<Shared>>, name: &str, key: Option<&Key>, threshold: usize) -> Result<Db, Error> {
+    let storage = storage.as_ref().ok_or(Error::Closed)?;
+    let vfs = Storage::vfs_name(name, storage.storage()).ok_or(Error::OnWriter)?;
+    let seed = (js_sys::Math::random() * 9007199254740991.0) as u64;
+    Db::open_reader(name, &vfs, key, threshold, seed)
 }
 
 /// Copies each chunk read into its place in `out`.

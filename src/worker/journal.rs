@@ -91,6 +91,14 @@ pub fn due(frames: i32, page_size: i64) -> bool {
     i64::from(frames) * (page_size + 24) >= WAL_BOUND
 }
 
+/// Whether a WAL of `frames` frames has grown so far past its bound (four
+/// times) that the snapshots of streams holding it back are let go (see
+/// `snapshots`): a stream read slowly, or paused, must not let the WAL
+/// take the origin's quota while others write.
+pub fn held_too_long(frames: i32, page_size: i64) -> bool {
+    i64::from(frames) * (page_size + 24) >= 4 * WAL_BOUND
+}
+
 /// How much of the WAL a [`checkpoint`] copies.
 #[derive(Clone, Copy)]
 pub enum Checkpoint {

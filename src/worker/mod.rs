@@ -3,6 +3,8 @@
 //! Dependencies run one way, top to bottom:
 //!
 //! - `entry`: the wasm-bindgen surface; JS values in and out (with `convert`).
+//! - `snapshots`: `blobStream`s read on readers of their own, each
+//!   holding its snapshot and its place in the value.
 //! - `convert`: JS parameter values into the core's [`crate::codec::Value`].
 //! - `storage`: OPFS (one sync-access-handle pool per database) or memory.
 //! - `gather`: the VFS over the pool that writes contiguous writes as one.
@@ -44,6 +46,7 @@ mod journal;
 mod reads;
 mod rows;
 mod seal;
+mod snapshots;
 mod source;
 mod storage;
 mod streams;

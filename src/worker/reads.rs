@@ -5,6 +5,8 @@
 //! value's overflow-page chain and a read in the middle of a large value
 //! does not walk it from the start again. Any other call drops the handle
 //! first ([`Reads::drop_handle`]), so none stays open while statements run.
+//! A stream on a snapshot (`snapshots`) reads on a connection no other call
+//! uses, so its handle stays from its first chunk to its last.
 //!
 //! A session (one `blobStream`) must deliver the value it started on, whole,
 //! or fail: never a mix of an old and a new value. The update hook (see
@@ -55,6 +57,10 @@ struct Session {
     /// Begun while a transaction was open: a rollback may undo its value.
     in_transaction: bool,
     changed: bool,
+    /// Read on a snapshot of its own (see `snapshots`), which keeps the
+    /// value it began on whatever changes: `changed` matters once it has
+    /// none.
+    snapshot: bool,
 }
 
 /// The open `blobStream` sessions. The connection's hooks (see `hooks`)
@@ -220,24 +226,51 @@ impl Reads {
         length: Option<f64>,
     ) -> Result<(u32, u64, u64)> {
         let (start, len) = self.range(conn, table, column, rowid, offset, length)?;
+        let id = self.register(tab, (table, column, rowid), start + len, conn.in_transaction(), false);
+        Ok((id, start, start + len))
+    }
+
+    /// Records a session of `tab`'s on one cell, ending at byte `end`, whose
+    /// range was checked elsewhere (on its snapshot, when `snapshot`): its id.
+    pub fn register(
+        &mut self,
+        tab: &str,
+        (table, column, rowid): (&str, &str, i64),
+        end: u64,
+        in_transaction: bool,
+        snapshot: bool,
+    ) -> u32 {
         let mut s = self.sessions.borrow_mut();
         if s.list.len() >= MAX_SESSIONS {
             s.list.remove(0);
         }
         s.next = s.next.wrapping_add(1);
         let id = s.next;
-        let in_transaction = conn.in_transaction();
         s.list.push(Session {
             id,
             tab: tab.to_owned(),
             table: table.to_owned(),
             column: column.to_owned(),
             rowid,
-            end: start + len,
+            end,
             in_transaction,
             changed: false,
+            snapshot,
         });
-        Ok((id, start, start + len))
+        id
+    }
+
+    /// Session `id` is open (not ended, cancelled or forgotten).
+    pub fn is_open(&self, id: u32) -> bool {
+        self.sessions.borrow().list.iter().any(|x| x.id == id)
+    }
+
+    /// Session `id` lost its snapshot: from now on it reads the database as
+    /// it is, and fails if its value changed since it began.
+    pub fn lost_snapshot(&mut self, id: u32) {
+        if let Some(x) = self.sessions.borrow_mut().list.iter_mut().find(|x| x.id == id) {
+            x.snapshot = false;
+        }
     }
 
     /// The cell of `tab`'s session `id`, still holding the value it began
@@ -250,7 +283,7 @@ impl Reads {
             ));
         };
         let x = &s.list[i];
-        if x.changed {
+        if x.changed && !x.snapshot {
             let e = Error::Sqlite {
                 errno: SQLITE_ABORT,
                 message: format!(

@@ -31,7 +31,7 @@ async function tab(name) {
   return page;
 }
 
-test("an export is one state of the database while another tab keeps writing; that tab's writes wait and all land", {
+test("an export is one state of the database while another tab keeps writing; that tab's writes go on meanwhile and all land", {
   timeout: 180_000,
 }, async (t) => {
   const name = dbName(t);
@@ -42,6 +42,7 @@ test("an export is one state of the database while another tab keeps writing; th
   const TOTAL = 300 * 1000;
   await inPage(a, async ({ transfer }) => {
     await db.execute('CREATE TABLE acct(id INTEGER PRIMARY KEY, balance INTEGER NOT NULL, pad BLOB)');
+    await db.execute('CREATE TABLE meta(moves INTEGER); INSERT INTO meta VALUES (0)');
     await db.transaction(async (tx) => {
       for (let i = 1; i <= 300; i++)
         await tx.execute('INSERT INTO acct VALUES (?, 1000, ?)', [i, transfer(new Uint8Array(64 * 1024).fill(i))]);
@@ -61,6 +62,7 @@ test("an export is one state of the database while another tab keeps writing; th
         await db.transaction(async (tx) => {
           await tx.execute('UPDATE acct SET balance = balance - ? WHERE id = ?', [x, from]);
           await tx.execute('UPDATE acct SET balance = balance + ? WHERE id = ?', [x, to]);
+          await tx.execute('UPDATE meta SET moves = moves + 1');
         });
         n += 1;
       }
@@ -74,17 +76,24 @@ test("an export is one state of the database while another tab keeps writing; th
       await sleep(200); // tab b is writing
       const chunks = [];
       const reader = db.export().getReader();
+      // Tab b's transfers so far, seen from a session of this tab's own.
+      const watcher = await open(name);
+      const moves = async () => (await watcher.query('SELECT moves FROM meta'))[0].moves;
+      const seen = [];
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
         chunks.push(value);
-        await sleep(50); // a slow reader: tab b's writes queue up meanwhile
+        // After the first and the third chunk: the export is running.
+        if (chunks.length === 1 || chunks.length === 3) seen.push(await moves());
+        await sleep(50); // a slow reader: tab b's writes go on meanwhile
       }
+      await watcher.close();
       await importDatabase(`${name}-snapshot`, new Blob(chunks));
       const snap = await open(`${name}-snapshot`);
-      const [row] = await snap.query('SELECT sum(balance) AS total, count(*) AS n FROM acct');
+      const [row] = await snap.query('SELECT sum(balance) AS total, count(*) AS n, (SELECT moves FROM meta) AS moves FROM acct');
       await snap.close();
-      return { reads: chunks.length, ...row };
+      return { reads: chunks.length, ...row, during: seen[1] - seen[0] };
     },
     name,
   );
@@ -96,9 +105,12 @@ test("an export is one state of the database while another tab keeps writing; th
   const [live] = await inPage(a, async () => db.query('SELECT sum(balance) AS total, count(*) AS n FROM acct'));
   assert.ok(r.reads >= 5, `${r.reads} export reads`);
   assert.deepEqual({ total: r.total, n: r.n }, { total: TOTAL, n: 300 }, 'the export holds whole transactions only');
+  // Reading the export took 50 ms a chunk: tab b committed meanwhile (when
+  // an export held the database, none).
+  assert.ok(r.during >= 2, `${r.during} transfers committed between the export's first and third chunks`);
   assert.ok(moves > 0, 'tab b wrote');
   assert.deepEqual(live, { total: TOTAL, n: 300 });
-  t.diagnostic(`${r.reads} export reads; tab b made ${moves} transfers`);
+  t.diagnostic(`${r.reads} export reads; tab b made ${moves} transfers, ${r.during} of them while the export was read`);
 });
 
 test('from a following tab: export, import into the shared database, and import by name from a tab that never opened it; watches everywhere see it', {
@@ -207,7 +219,7 @@ test('from a following tab: export, import into the shared database, and import 
   assert.deepEqual(again, { refused: 'SQLITE_NOTADB', tags: 'a,b,c,z4' });
 });
 
-test('an export nobody reads gives way to waiting writes (its next read fails with SQLITE_ABORT), while reads answer beside it; cancel and close() end one at once', {
+test('an export nobody reads gives way to another export waiting (its next read fails with SQLITE_ABORT), while reads and writes run beside it; cancel and close() end one at once', {
   timeout: 180_000,
 }, async (t) => {
   const name = dbName(t);
@@ -219,23 +231,26 @@ test('an export nobody reads gives way to waiting writes (its next read fails wi
     await db.execute('INSERT INTO t(data) VALUES (?)', [transfer(new Uint8Array(10 << 20).fill(1))]);
     globalThis.reader = db.export().getReader();
     globalThis.first = (await reader.read()).value.length;
-    // A write of this tab's own, made while its export runs, waits for it too.
-    globalThis.own = db.execute("INSERT INTO t(data) VALUES (x'02')").then(
-      (r) => r.changes,
-      (e) => e.code,
-    );
+    // A write of this tab's own, made while its export runs: the export
+    // reads a snapshot, so the write does not wait for it.
+    const timeout = new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000));
+    globalThis.own = await Promise.race([db.execute("INSERT INTO t(data) VALUES (x'02')").then((r) => r.changes), timeout]);
   });
-  // Tab b's read answers at once, from the last commit (a reader beside
-  // the writer: sessions); its write waits, and is answered once the
-  // unread export has given way.
-  const during = await inPage(b, async () => (await db.query('SELECT count(*) AS n FROM t'))[0].n);
+  // Tab b's read and write answer at once; its export waits, and begins
+  // once the unread export has given way.
+  const during = await inPage(b, async () => {
+    // Within 5 s: the stall rule would let the export go only after 10 s.
+    const timeout = new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000));
+    const wrote = await Promise.race([db.execute("INSERT INTO t(data) VALUES (x'03')"), timeout]);
+    return wrote === 'still waiting after 5 s' ? wrote : (await db.query('SELECT count(*) AS n FROM t'))[0].n;
+  });
   const waited = await inPage(b, async () => {
-    await db.execute("INSERT INTO t(data) VALUES (x'03')");
-    return (await db.query('SELECT count(*) AS n FROM t'))[0].n;
+    const bytes = new Uint8Array(await new Response(db.export()).arrayBuffer());
+    return { size: bytes.length, head: new TextDecoder().decode(bytes.subarray(0, 15)) };
   });
   const stalled = await inPage(a, async () => ({
     first: globalThis.first,
-    own: await globalThis.own,
+    own: globalThis.own,
     // The chunk the stream had pulled ahead is still there; then it fails, short of its end.
     next: await (async () => {
       try {
@@ -246,23 +261,26 @@ test('an export nobody reads gives way to waiting writes (its next read fails wi
       }
     })(),
   }));
-  assert.equal(during, 1);
-  assert.equal(waited, 3);
+  assert.equal(during, 3, "tab b's write landed beside the export, and its read saw it");
+  assert.ok(waited.size > 10 << 20, `tab b's export: ${waited.size} bytes`);
+  assert.equal(waited.head, 'SQLite format 3');
   assert.equal(stalled.own, 1);
   assert.ok(stalled.first > 0);
   assert.deepEqual({ code: stalled.next.code, errno: stalled.next.errno }, { code: 'SQLITE_ABORT', errno: 4 });
   assert.match(stalled.next.message, /not read for 10 s/);
 
-  // Cancelled after one read: the next call does not wait for the stall
-  // rule (it would give way only after 10 s; 5 s is the bound here).
-  const cancelled = await inPage(a, async () => {
+  // Cancelled after one read: another tab's export does not wait for the
+  // stall rule (it would give way only after 10 s; 5 s is the bound here).
+  await inPage(a, async () => {
     const r = db.export().getReader();
     await r.read();
     await r.cancel();
-    const timeout = new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000));
-    return Promise.race([db.execute("INSERT INTO t(data) VALUES (x'04')").then((r) => r.changes), timeout]);
   });
-  assert.equal(cancelled, 1);
+  const cancelled = await inPage(b, async () => {
+    const timeout = new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000));
+    return Promise.race([new Response(db.export()).arrayBuffer().then((x) => x.byteLength > 10 << 20), timeout]);
+  });
+  assert.equal(cancelled, true);
 
   // close() ends an export of its Database, and the stream errors with RESQ_CLOSED.
   const closed = await inPage(a, async () => {
@@ -275,7 +293,7 @@ test('an export nobody reads gives way to waiting writes (its next read fails wi
     );
   });
   assert.equal(closed, 'RESQ_CLOSED');
-  assert.equal(await inPage(b, async () => (await db.query('SELECT count(*) AS n FROM t'))[0].n), 4);
+  assert.equal(await inPage(b, async () => (await db.query('SELECT count(*) AS n FROM t'))[0].n), 3);
 
   // The same before the export has even begun: cancelled or closed in the
   // same turn as export(), it still lets go at once.

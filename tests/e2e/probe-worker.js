@@ -10,6 +10,7 @@
 // Probes, asked with { probe, worker: <the worker's name>, id }:
 //   memory         the wasm instance's memory in bytes
 //   written        bytes written to OPFS sync access handles by this worker
+//   read           bytes read from OPFS sync access handles by this worker
 //   trapNextQuery  the next db.query() makes the wasm trap for real (a call
 //                  into the instance with a pointer outside its memory)
 //   failNextReply  the next reply cannot be posted (postMessage throws)
@@ -40,6 +41,7 @@ import './worker-real.js';
 if (PROBE_OPTIONS.noOpfs) delete StorageManager.prototype.getDirectory;
 
 let written = 0;
+let read = 0;
 /**
  * With `record`: [op, handle, ...] in the order they reached OPFS —
  * ['w', h, at, bytes] a write, ['t', h, size] a truncate, ['f', h] a flush,
@@ -51,7 +53,12 @@ const handles = new WeakMap();
 let nextHandle = 0;
 const SyncHandle = globalThis.FileSystemSyncAccessHandle;
 if (SyncHandle) {
-  const { write, truncate, flush } = SyncHandle.prototype;
+  const { write, truncate, flush, read: readAt } = SyncHandle.prototype;
+  SyncHandle.prototype.read = function (buffer, options) {
+    const n = readAt.call(this, buffer, options);
+    read += n;
+    return n;
+  };
   const handle = (h) => {
     if (!handles.has(h)) handles.set(h, nextHandle++);
     return handles.get(h);
@@ -219,6 +226,7 @@ channel.onmessage = ({ data }) => {
   const answers = {
     memory: () => exports.memory.buffer.byteLength,
     written: () => written,
+    read: () => read,
     trapNextQuery: () => (trapNextQuery = true),
     failNextReply: () => (failNextReply = true),
     mark: () => log.push(['m', data.value]),

@@ -151,32 +151,33 @@ async fn blob_stream_sessions_are_their_callers_own_and_bounded() {
     let mut db = open_mem(1024.0).await;
     exec(&mut db, "CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB)", JsValue::UNDEFINED);
     exec(&mut db, "INSERT INTO t VALUES (1, ?)", params(&[bytes(&[5; 64])]));
-    let open =
-        |db: &mut Connection, tab: &str| db.blob_stream_open(tab, "t", "data", num(1.0), None, None).unwrap()[0] as u32;
+    let open = |db: &mut Connection, tab: &str| {
+        db.blob_stream_open(tab, "t", "data", num(1.0), None, None, false).unwrap()[0] as u32
+    };
     let ended = |r: Result<Uint8Array, JsValue>| expect_bad_param(r, "this blob stream has ended");
 
     // Another caller's session is as unknown to it as an ended one, and
     // its close leaves the session be.
     let a = open(&mut db, "a");
-    ended(db.blob_stream_read("b", a, 0.0, 8.0));
+    ended(db.blob_stream_read("b", a, 0.0, 8.0, false));
     db.blob_stream_close("b", a);
-    assert_eq!(db.blob_stream_read("a", a, 0.0, 8.0).expect("a's own").to_vec(), [5; 8]);
+    assert_eq!(db.blob_stream_read("a", a, 0.0, 8.0, false).expect("a's own").to_vec(), [5; 8]);
     // Unknown sessions are refused before a buffer of their length is made.
-    ended(db.blob_stream_read("a", a + 1000, 0.0, 1e10));
+    ended(db.blob_stream_read("a", a + 1000, 0.0, 1e10, false));
 
     // A caller that leaves takes its sessions with it, and only its own.
     let b = open(&mut db, "b");
     db.blob_streams_close("a");
-    ended(db.blob_stream_read("a", a, 8.0, 8.0));
-    assert_eq!(db.blob_stream_read("b", b, 0.0, 8.0).expect("b's own").to_vec(), [5; 8]);
+    ended(db.blob_stream_read("a", a, 8.0, 8.0, false));
+    assert_eq!(db.blob_stream_read("b", b, 0.0, 8.0, false).expect("b's own").to_vec(), [5; 8]);
 
     // Past 256 sessions of all callers, the oldest is forgotten.
     let first = open(&mut db, "c");
     for _ in 0..255 {
         open(&mut db, "c");
     }
-    ended(db.blob_stream_read("b", b, 8.0, 8.0));
-    assert_eq!(db.blob_stream_read("c", first, 0.0, 8.0).expect("still kept").to_vec(), [5; 8]);
+    ended(db.blob_stream_read("b", b, 8.0, 8.0, false));
+    assert_eq!(db.blob_stream_read("c", first, 0.0, 8.0, false).expect("still kept").to_vec(), [5; 8]);
     open(&mut db, "c");
-    ended(db.blob_stream_read("c", first, 8.0, 8.0));
+    ended(db.blob_stream_read("c", first, 8.0, 8.0, false));
 }

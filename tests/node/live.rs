@@ -245,10 +245,10 @@ async fn blob_stream_expires_on_delete_without_where() {
     // hook is registered, so the update hook sees the stream's row go.
     let mut db = open_with("CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB)").await;
     exec(&mut db, "INSERT INTO t VALUES (1, ?)", params(&[bytes(&[1; 64])]));
-    let s = db.blob_stream_open("tab", "t", "data", num(1.0), None, None).expect("blobStreamOpen");
-    assert_eq!(db.blob_stream_read("tab", s[0] as u32, 0.0, 32.0).expect("first half").to_vec(), [1; 32]);
+    let s = db.blob_stream_open("tab", "t", "data", num(1.0), None, None, false).expect("blobStreamOpen");
+    assert_eq!(db.blob_stream_read("tab", s[0] as u32, 0.0, 32.0, false).expect("first half").to_vec(), [1; 32]);
     exec(&mut db, "DELETE FROM t", JsValue::UNDEFINED);
-    let e = db.blob_stream_read("tab", s[0] as u32, 32.0, 32.0).expect_err("the value it began on is gone");
+    let e = db.blob_stream_read("tab", s[0] as u32, 32.0, 32.0, false).expect_err("the value it began on is gone");
     let (code, errno, _) = error_parts(&e);
     assert_eq!((code.as_str(), errno), ("SQLITE_ABORT", Some(4.0)));
 }
@@ -262,10 +262,11 @@ async fn blob_stream_expires_when_a_failed_statement_rolls_back() {
     exec(&mut db, "INSERT INTO t VALUES (1, ?)", params(&[bytes(&[1; 64])]));
     exec(&mut db, "BEGIN", JsValue::UNDEFINED);
     exec(&mut db, "UPDATE t SET data = ? WHERE id = 1", params(&[bytes(&[2; 64])]));
-    let s = db.blob_stream_open("tab", "t", "data", num(1.0), None, None).expect("blobStreamOpen");
-    assert_eq!(db.blob_stream_read("tab", s[0] as u32, 0.0, 32.0).expect("first half").to_vec(), [2; 32]);
+    let s = db.blob_stream_open("tab", "t", "data", num(1.0), None, None, false).expect("blobStreamOpen");
+    assert_eq!(db.blob_stream_read("tab", s[0] as u32, 0.0, 32.0, false).expect("first half").to_vec(), [2; 32]);
     assert!(db.execute("INSERT OR ROLLBACK INTO t VALUES (1, NULL)", JsValue::UNDEFINED).is_err());
-    let e = db.blob_stream_read("tab", s[0] as u32, 32.0, 32.0).expect_err("the value it began on was rolled back");
+    let e =
+        db.blob_stream_read("tab", s[0] as u32, 32.0, 32.0, false).expect_err("the value it began on was rolled back");
     assert_eq!(error_parts(&e).0, "SQLITE_ABORT");
     // (Checked last: its ROLLBACK would tell the session too.)
     assert_no_transaction(&mut db);

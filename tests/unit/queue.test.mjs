@@ -56,7 +56,9 @@ function setup({ reader = false } = {}) {
       if (req.timeout !== undefined) queue.timeoutNext(req.timeout);
       if (req.sql === 'BEGIN') conn.open = true;
       if (req.sql === 'COMMIT' || req.sql === 'ROLLBACK') conn.open = false;
-      if (req.op === 'exportOpen') queue.beginExport({ from, id: 1, size: 100, read: 0, active: performance.now() });
+      // `holds`: an export on the writer (a database in memory), not a snapshot.
+      if (req.op === 'exportOpen')
+        queue.beginExport({ from, id: 1, size: 100, read: 0, active: performance.now(), holds: req.holds === true });
       if (req.op === 'exportRead') queue.exporting.active = performance.now();
       if (req.op === 'exportClose') queue.endExport();
       if (req.sql === 'throw') throw new Error('boom');
@@ -129,10 +131,10 @@ test("drop: a caller's requests still queued are dropped; its leaving runs in it
   assert.deepEqual(log, ['A:1', 'B left', 'A:4', 'idle']);
 });
 
-test("while an export runs, only its reads, its close and its caller's leaving run", async () => {
+test("while an export on the writer (memory) runs, only its reads, its close and its caller's leaving run", async () => {
   const { queue, log, conn } = setup();
   const [a, b] = [tab('A'), tab('B')];
-  queue.enqueue(a, { op: 'exportOpen' });
+  queue.enqueue(a, { op: 'exportOpen', holds: true });
   queue.enqueue(b, sql('x'));
   queue.enqueue(a, sql('y'));
   queue.enqueue(a, { op: 'exportRead' });
@@ -142,6 +144,32 @@ test("while an export runs, only its reads, its close and its caller's leaving r
   assert.deepEqual(conn.calls, ['exportEnd']);
 });
 
+test("while an export on a snapshot runs, other callers' calls run beside it; only what would end it waits", async () => {
+  const { queue, log, conn } = setup();
+  const [a, b, c] = [tab('A'), tab('B'), tab('C')];
+  queue.enqueue(a, { op: 'exportOpen' });
+  await settle();
+  queue.enqueue(b, sql('b writes'));
+  queue.enqueue(c, { op: 'exportOpen' });
+  queue.enqueue(b, { op: 'rekey' });
+  queue.enqueue(a, sql('a writes'));
+  await settle();
+  assert.deepEqual(
+    log,
+    ['A:exportOpen', 'idle', 'B:b writes', 'A:a writes', 'idle'],
+    'writes and re-runs go on; the other export and the rekey wait',
+  );
+  queue.enqueue(a, { op: 'exportClose' });
+  await settle();
+  await settle();
+  assert.deepEqual(log.slice(5), ['A:exportClose', 'C:exportOpen', 'idle'], "C's export: the rekey waits for it in turn");
+  queue.enqueue(c, { op: 'exportClose' });
+  await settle();
+  await settle();
+  assert.deepEqual(log.slice(8), ['C:exportClose', 'B:rekey', 'idle']);
+  assert.deepEqual(conn.calls, ['exportEnd', 'exportEnd']);
+});
+
 test(`an export left unread for ${EXPORT_IDLE_MS} ms while a request waits ends, and the request runs`, async () => {
   const { queue, log, conn } = setup();
   const [a, b] = [tab('A'), tab('B')];
@@ -149,17 +177,17 @@ test(`an export left unread for ${EXPORT_IDLE_MS} ms while a request waits ends,
   await settle();
   await advance(3 * EXPORT_IDLE_MS);
   assert.notEqual(queue.exporting, null, 'nobody waits: it is left alone');
-  queue.enqueue(b, sql('x'));
+  queue.enqueue(b, { op: 'exportOpen', sql: 'x' });
   await advance(EXPORT_IDLE_MS / 2);
   // A read: the stall counts from it.
   queue.enqueue(a, { op: 'exportRead' });
   await settle();
   await advance(EXPORT_IDLE_MS - 1);
-  assert.deepEqual(log, ['A:exportOpen', 'A:exportRead'], 'read within the last 10 s: it goes on');
+  assert.deepEqual(log, ['A:exportOpen', 'idle', 'A:exportRead', 'idle'], 'read within the last 10 s: it goes on');
   await advance(1);
-  assert.equal(queue.exporting, null);
   assert.deepEqual(conn.calls, ['exportEnd']);
-  assert.deepEqual(log, ['A:exportOpen', 'A:exportRead', 'B:x', 'idle']);
+  assert.deepEqual(log.slice(4), ['B:x', 'idle'], "B's export runs");
+  assert.equal(queue.exporting.from, b);
 });
 
 test("a transaction that keeps another caller waiting for its owner's transactionTimeout, idle, is rolled back and its owner told", async () => {
@@ -305,4 +333,22 @@ test('without a reader (a database in memory), reads wait for the writer as befo
   release();
   await settle();
   assert.deepEqual(log, ['A:long', 'B:b', 'idle']);
+});
+
+test("while a request runs, another caller's blob stream opens, reads and closes beside it (on its snapshot), in order", async () => {
+  const { queue, log, release } = setup({ reader: true });
+  const [a, b] = [tab('A'), tab('B')];
+  queue.enqueue(a, sql('insert a 1 GB File', { held: true }));
+  for (const [op, text] of [
+    ['blobStreamOpen', 'open'],
+    ['blobStreamRead', 'chunk 1'],
+    ['blobStreamRead', 'chunk 2'],
+    ['blobStreamClose', 'close'],
+  ])
+    queue.enqueue(b, { op, sql: text });
+  for (let i = 0; i < 6; i++) await settle();
+  assert.deepEqual(log, ['A:insert a 1 GB File', 'R B:open', 'R B:chunk 1', 'R B:chunk 2', 'R B:close']);
+  release();
+  await settle();
+  assert.deepEqual(log.slice(5), ['idle']);
 });

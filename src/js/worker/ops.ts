@@ -37,6 +37,8 @@ export interface Call {
   conn: Engine;
   from: Caller;
   transfer: Transferable[];
+  /** Run beside the writer while another call holds it (queue.ts): only what needs nothing of it. */
+  beside?: boolean;
 }
 
 type Run = { [K in Op]: (req: Requests[K], call: Call, cx: Context) => Promise<Replies[K]> | Replies[K] };
@@ -118,12 +120,14 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
   },
   // A blob stream's session is its caller's (its tab's id names it): the
   // core keeps the sessions, refuses another caller's, and bounds how many
-  // it keeps (reads.rs), so this worker keeps no list of them to cap.
-  blobStreamOpen(req, { conn, from }) {
-    return conn.blobStreamOpen(from.tab, req.table, req.column, req.rowid, req.offset, req.length);
+  // it keeps (reads.rs), so this worker keeps no list of them to cap. It
+  // reads on a snapshot of its own where it can (snapshots.rs), and then
+  // beside the writer.
+  blobStreamOpen(req, { conn, from, beside = false }) {
+    return conn.blobStreamOpen(from.tab, req.table, req.column, req.rowid, req.offset, req.length, beside);
   },
-  blobStreamRead(req, { conn, from, transfer }) {
-    const bytes = conn.blobStreamRead(from.tab, req.session, req.offset, req.length);
+  blobStreamRead(req, { conn, from, transfer, beside = false }) {
+    const bytes = conn.blobStreamRead(from.tab, req.session, req.offset, req.length, beside);
     transfer.push(bytes.buffer);
     return bytes;
   },
@@ -144,9 +148,9 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     return null;
   },
   exportOpen(_, { conn, from }, { queue }) {
-    const size = conn.exportBegin();
+    const [size, snapshot] = conn.exportBegin();
     const id = nextExport++;
-    queue.beginExport({ from, id, size, read: 0, active: performance.now() });
+    queue.beginExport({ from, id, size, read: 0, active: performance.now(), holds: snapshot === 0 });
     return { export: id, size };
   },
   exportRead(req, { conn, from, transfer }, { queue }) {
@@ -300,17 +304,19 @@ export async function handle(
 }
 
 /**
- * Answers a read (`READS` in queue.ts) on `reader`, beside the writer.
- * Resolves `false`, having answered nothing, when the reader cannot run it
- * (RESQ_ON_WRITER: a write, a transaction statement, a temp table of the
- * writer's): the writer runs it then, through `handle`.
+ * Answers a read (`READS` in queue.ts) beside the writer: on `reader`, or,
+ * for a blob stream, on the writer's connection, which reads it on the
+ * stream's snapshot. Resolves `false`, having answered nothing, when it
+ * cannot run there (RESQ_ON_WRITER: a write, a transaction statement, a
+ * temp table of the writer's, a stream without a snapshot): the writer
+ * runs it then, through `handle`.
  */
 export async function handleRead(from: Caller, req: Request, reader: Engine): Promise<boolean> {
   const run = ops[req.op as Exclude<Op, 'open' | 'fail'>] as (r: Request, call: Call, cx?: Context) => unknown;
   const value = await reply(from, req, async (transfer) => {
     try {
       admit(req);
-      return await run(req, { conn: reader, from, transfer });
+      return await run(req, { conn: reader, from, transfer, beside: true });
     } catch (err) {
       if ((err as { code?: unknown })?.code === 'RESQ_ON_WRITER') return GIVEN_BACK;
       throw err;

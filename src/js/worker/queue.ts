@@ -6,11 +6,13 @@
 //   its own for its `transactionTimeout` is rolled back, and its caller is
 //   told (`onExpire`): no tab waits forever on a frozen one, or on a
 //   callback awaiting something that never comes.
-// - An export. While one runs, only its reads run, and its caller's
-//   leaving, so the pages it reads are all of one state. One that is not
-//   read for EXPORT_IDLE_MS while a request waits for it ends, and its next
-//   read fails with SQLITE_ABORT: a forgotten stream cannot hold the
-//   database for good.
+// - An export. Under WAL it reads a snapshot (snapshots.rs): only what
+//   would end it waits for it (another export, an import, a rekey, the
+//   page's close). Without WAL (a database in memory) it `holds` the
+//   writer: only its reads run, and its caller's leaving, so the pages it
+//   reads are all of one state. One that is not read for EXPORT_IDLE_MS
+//   while a request waits for it ends, and its next read fails with
+//   SQLITE_ABORT: a forgotten stream cannot hold the database for good.
 //
 // Each caller is a session. While the writer is held (a request running
 // that awaits, a `File` being streamed in, say; or another caller's open
@@ -52,7 +54,12 @@ export interface Exporting {
   read: number;
   /** When it began or was last read (performance.now()). */
   active: number;
+  /** It reads on the writer, not a snapshot: nothing else may run until it ends. */
+  holds: boolean;
 }
+
+/** What waits for an export on a snapshot (the rest runs beside it): each would end it. */
+export const ENDS_EXPORT: ReadonlySet<string> = new Set(['exportOpen', 'importStaged', 'rekey', 'close']);
 
 /** How long an export may go unread while a request waits for it. */
 export const EXPORT_IDLE_MS = 10_000;
@@ -60,8 +67,19 @@ export const EXPORT_IDLE_MS = 10_000;
 /** Requests run between live-query re-runs while the queue stays busy. */
 export const RERUN_EVERY = 16;
 
-/** Ops a reader may run, each in one call (a `blobStream`'s session and a `watch` stay on the writer). */
-export const READS: ReadonlySet<string> = new Set(['query', 'queryBytes', 'readBlob', 'blobFile']);
+/** Ops that may run beside the writer: reads in one call, and a `blobStream`'s (on its snapshot, snapshots.rs). */
+export const READS: ReadonlySet<string> = new Set([
+  'query',
+  'queryBytes',
+  'readBlob',
+  'blobFile',
+  'blobStreamOpen',
+  'blobStreamRead',
+  'blobStreamClose',
+]);
+
+/** Of `READS`, those of a blob stream, which the writer's connection answers from the stream's snapshot. */
+export const STREAMS: ReadonlySet<string> = new Set(['blobStreamOpen', 'blobStreamRead', 'blobStreamClose']);
 
 /** What the queue runs, and whom it tells. */
 export interface Work {
@@ -148,10 +166,16 @@ export class Queue {
 
   /** Whether `e` may run now, on the writer. */
   #runnable(e: Entry): boolean {
-    if (this.#busy.has(e.from)) return false;
-    const x = this.exporting;
-    if (x) return e.from === x.from && (e.req.op === 'leave' || e.req.op === 'exportRead' || e.req.op === 'exportClose');
+    if (this.#busy.has(e.from) || this.#waitsForExport(e)) return false;
     return this.owner === null || e.from === this.owner;
+  }
+
+  /** Whether the export in progress keeps `e` waiting. */
+  #waitsForExport(e: Entry): boolean {
+    const x = this.exporting;
+    if (!x) return false;
+    if (!x.holds) return e.from !== x.from && ENDS_EXPORT.has(e.req.op);
+    return e.from !== x.from || !(e.req.op === 'leave' || e.req.op === 'exportRead' || e.req.op === 'exportClose');
   }
 
   /**
@@ -161,7 +185,7 @@ export class Queue {
    */
   #overtake(): void {
     const writing = this.#running !== null;
-    if (!writing && this.owner === null && this.exporting === null) return;
+    if (!writing && this.owner === null && !this.exporting?.holds) return;
     const before = new Set<Caller>();
     for (let i = 0; i < this.#entries.length; i++) {
       const e = this.#entries[i];
@@ -216,7 +240,8 @@ export class Queue {
       if (owner) this.#active = performance.now();
       // Live queries re-run outside transactions (never on uncommitted
       // data) and exports, when the queue is idle or every so often under load.
-      if (owner === null && !this.exporting && (this.#entries.length === 0 || ++sinceRerun >= RERUN_EVERY)) {
+      const more = this.#entries.some((e) => this.#runnable(e));
+      if (owner === null && !this.exporting?.holds && (!more || ++sinceRerun >= RERUN_EVERY)) {
         sinceRerun = 0;
         this.#work.idle();
       }
@@ -236,7 +261,7 @@ export class Queue {
     clearTimeout(this.#stallTimer);
     const x = this.exporting;
     if (!x) return;
-    const waiting = this.#entries.find((e) => !this.#runnable(e));
+    const waiting = this.#entries.find((e) => this.#waitsForExport(e));
     if (!waiting) return;
     const due = Math.max(x.active, waiting.at) + EXPORT_IDLE_MS - performance.now();
     if (due > 0) {

@@ -1,6 +1,7 @@
-//! The database as a file: an `export()` reads its pages out in order,
-//! with nothing else running meanwhile; `importDatabase` checks a file and
-//! copies it over the database (see `backup`).
+//! The database as a file: an `export()` reads its pages out in order, of
+//! one state (a snapshot's, or with nothing else running meanwhile);
+//! `importDatabase` checks a file and copies it over the database (see
+//! `backup`).
 
 use super::Db;
 use crate::codec::backup::HEADER_LEN;
@@ -12,10 +13,20 @@ use crate::worker::journal;
 use crate::worker::source::{self, ReadAt};
 
 impl Db {
-    /// Begins an `export()`: returns the file's size in bytes. Nothing else
-    /// may run on the connection until [`Db::export_end`] (the worker's
-    /// queue sees to that), so every page read is of one state.
+    /// Begins an `export()` on this connection: returns the file's size in
+    /// bytes. Nothing else may run on the connection until
+    /// [`Db::export_end`] (the worker's queue sees to that), so every page
+    /// read is of one state. (Under WAL an export reads on a snapshot
+    /// instead: see `snapshots`.)
     pub fn export_begin(&mut self) -> Result<u64> {
+        self.export_checkpoint()?;
+        self.export_here()
+    }
+
+    /// What an export needs of the writer first: no transaction open, and
+    /// the WAL copied into the file and emptied, so the file alone holds
+    /// the last commit.
+    pub fn export_checkpoint(&mut self) -> Result<()> {
         if self.conn.in_transaction() {
             return Err(Error::BadParam(
                 "export() reads committed data: end the open transaction (COMMIT or ROLLBACK) first".into(),
@@ -23,8 +34,14 @@ impl Db {
         }
         self.drop_read_handle();
         self.export = None;
-        // The file alone then holds the last commit.
-        self.checkpoint(journal::Checkpoint::Truncate)?;
+        self.checkpoint(journal::Checkpoint::Truncate)
+    }
+
+    /// Begins reading the file's pages on this connection: its size. On a
+    /// snapshot begun right after [`Db::export_checkpoint`], the file holds
+    /// that state until the snapshot ends: no checkpoint writes into it while
+    /// a reader reads the file alone.
+    pub fn export_here(&mut self) -> Result<u64> {
         let export = Export::begin(&self.conn)?;
         let size = export.size();
         self.export = Some(export);

@@ -2,8 +2,9 @@
 //! once (`readBlob`) or as a `blobStream` session of a caller's, each chunk
 //! copied once into a fresh `Uint8Array`.
 
-use super::{js_err, sink, Connection, JsResult};
+use super::{js_err, open_reader, sink, Connection, JsResult};
 use crate::codec::Error;
+use crate::worker::snapshots::On;
 use js_sys::Uint8Array;
 use wasm_bindgen::prelude::*;
 
@@ -44,8 +45,12 @@ impl Connection {
 
     /// Begins a `blobStream` of the caller `tab` (its tab's id, as `callEnd`
     /// takes it): `[session, start, end]`. Sessions are the caller's own,
-    /// and the core bounds how many it keeps (see `reads`).
+    /// and the core bounds how many it keeps (see `reads`). Outside a
+    /// transaction it reads a snapshot of its own (see `snapshots`).
+    /// `beside`: the writer is another call's now (see `queue.ts`): it
+    /// begins on a snapshot, or answers `RESQ_ON_WRITER`.
     #[wasm_bindgen(js_name = blobStreamOpen)]
+    #[allow(clippy::too_many_arguments)]
     pub fn blob_stream_open(
         &mut self,
         tab: &str,
@@ -54,20 +59,40 @@ impl Connection {
         #[wasm_bindgen(unchecked_param_type = "number | bigint")] rowid: JsValue,
         offset: Option<f64>,
         length: Option<f64>,
+        beside: bool,
     ) -> JsResult<Vec<f64>> {
         let rowid = rowid_from_js(&rowid).map_err(js_err)?;
-        let (id, start, end) = self.db.stream_open(tab, table, column, rowid, offset, length).map_err(js_err)?;
+        let reader = || open_reader(&self.storage, &self.name, self.key.as_ref(), self.threshold);
+        let (id, start, end) = self
+            .snapshots
+            .open(&mut self.db, &reader, tab, (table, column, rowid), (offset, length), beside)
+            .map_err(js_err)?;
         Ok(vec![id as f64, start as f64, end as f64])
     }
 
     /// The next chunk of `tab`'s `blobStream`, of the value it began on.
+    /// `beside`: as for [`Self::blob_stream_open`]; a stream without a
+    /// snapshot then answers `RESQ_ON_WRITER`.
     #[wasm_bindgen(js_name = blobStreamRead)]
-    pub fn blob_stream_read(&mut self, tab: &str, session: u32, offset: f64, length: f64) -> JsResult<Uint8Array> {
+    pub fn blob_stream_read(
+        &mut self,
+        tab: &str,
+        session: u32,
+        offset: f64,
+        length: f64,
+        beside: bool,
+    ) -> JsResult<Uint8Array> {
         let (start, len) = (offset as u64, length as u64);
+        let on = self.snapshots.on(session, beside).map_err(js_err)?;
         // Checked before the buffer is made: its length is the caller's word.
         let (table, column, rowid) = self.db.stream_cell(tab, session, start, len).map_err(js_err)?;
         let out = Uint8Array::new_with_length(len as u32);
-        self.db.read_blob(&table, &column, rowid, start, len, &mut sink(&out)).map_err(js_err)?;
+        let cell = (table.as_str(), column.as_str(), rowid);
+        match on {
+            On::Snapshot => self.snapshots.read(&self.db, session, cell, (start, len), &mut sink(&out)),
+            On::Writer => self.db.read_blob(cell.0, cell.1, rowid, start, len, &mut sink(&out)),
+        }
+        .map_err(js_err)?;
         Ok(out)
     }
 
@@ -75,12 +100,14 @@ impl Connection {
     #[wasm_bindgen(js_name = blobStreamClose)]
     pub fn blob_stream_close(&mut self, tab: &str, session: u32) {
         self.db.stream_close(tab, session);
+        self.snapshots.forget_ended(&self.db);
     }
 
     /// Ends every `blobStream` of `tab` (it left).
     #[wasm_bindgen(js_name = blobStreamsClose)]
     pub fn blob_streams_close(&mut self, tab: &str) {
         self.db.streams_close(tab);
+        self.snapshots.forget_ended(&self.db);
     }
 }
 

@@ -1,27 +1,31 @@
 //! The database as a file, on the [`Connection`]: an `export()` read out a
 //! chunk of whole pages at a time, and `importDatabase` of a staged file.
 
-use super::{js_err, sink, Connection, JsResult};
+use super::{js_err, open_reader, sink, Connection, JsResult};
 use crate::worker::convert::key_from_js;
 use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
 impl Connection {
-    /// Begins an `export()`: the database file's size in bytes. Until
-    /// [`Self::export_end`] (or the last read) nothing else may run.
+    /// Begins an `export()`: `[size, snapshot]`, the database file's size in
+    /// bytes, and 1 when it reads on a snapshot (nothing else waits for
+    /// it), 0 when on this connection (nothing else may run until
+    /// [`Self::export_end`] or the last read). See `snapshots`.
     #[wasm_bindgen(js_name = exportBegin)]
-    pub fn export_begin(&mut self) -> JsResult<f64> {
-        self.db.export_begin().map(|n| n as f64).map_err(js_err)
+    pub fn export_begin(&mut self) -> JsResult<Vec<f64>> {
+        let reader = || open_reader(&self.storage, &self.name, self.key.as_ref(), self.threshold);
+        let (size, snapshot) = self.snapshots.export_begin(&mut self.db, &reader).map_err(js_err)?;
+        Ok(vec![size as f64, f64::from(u8::from(snapshot))])
     }
 
     /// The next bytes of the export, whole pages, at most `max` of them
     /// (at least one page); empty once all were read.
     #[wasm_bindgen(js_name = exportRead)]
     pub fn export_read(&mut self, max: f64) -> JsResult<Uint8Array> {
-        let out = Uint8Array::new_with_length(self.db.export_next_len(max as u64) as u32);
+        let out = Uint8Array::new_with_length(self.snapshots.export_next_len(&self.db, max as u64) as u32);
         if out.length() > 0 {
-            self.db.export_read(max as u64, &mut sink(&out)).map_err(js_err)?;
+            self.snapshots.export_read(&mut self.db, max as u64, &mut sink(&out)).map_err(js_err)?;
         }
         Ok(out)
     }
@@ -29,7 +33,7 @@ impl Connection {
     /// Ends the export in progress early (cancelled), if any.
     #[wasm_bindgen(js_name = exportEnd)]
     pub fn export_end(&mut self) {
-        self.db.export_end();
+        self.snapshots.export_end(&mut self.db);
     }
 
     /// `importDatabase`: replaces the database with the file of `size` bytes
@@ -64,6 +68,7 @@ impl Connection {
             bytes.copy_to(buf);
             Ok(())
         });
+        self.snapshots.close(&mut self.db);
         self.db.import(size as u64, read, key.as_ref()).map_err(js_err)?;
         // The file's record of calls is another database's: none of this
         // one's tabs is waiting on it.

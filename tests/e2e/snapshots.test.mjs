@@ -1,0 +1,159 @@
+// Long reads on snapshots: a `blobStream` of committed data reads on a
+// reader connection of its own, which keeps its snapshot and its place in
+// the value from the first chunk to the last. Calls in between (the same
+// session's, another session's, writes that commit) neither move it back
+// to the start of the value's overflow chain nor change what it delivers,
+// and its chunks answer while another session's write holds the writer.
+
+import { before, after } from 'node:test';
+import { opfsTests } from './engines.mjs';
+import assert from 'node:assert/strict';
+import { start } from './harness.mjs';
+import { inPage, dbName } from './util.mjs';
+
+// Every test here needs OPFS (see engines.mjs): a memory database has no
+// WAL, so no readers, and its streams read on its one connection.
+const test = opfsTests();
+
+let h;
+before(async () => {
+  // The probe worker counts the bytes read from OPFS (the package has no such hook).
+  h = await start({ probe: {} });
+});
+after(async () => {
+  await h?.close();
+});
+
+test('a 64 MB blobStream interleaved with 256 other calls delivers its exact bytes, reading the value about once', async (t) => {
+  const got = await inPage(
+    h.page,
+    async ({ open, probe, mediaFile, sha }, { name }) => {
+      const MB = 1 << 20;
+      const db = await open(name);
+      const other = await open(name);
+      await db.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
+      await db.execute('CREATE TABLE log(id INTEGER PRIMARY KEY, at INTEGER)');
+      const video = mediaFile(64 * MB, 3);
+      const { lastInsertRowid: id } = await db.execute("INSERT INTO media(name, data) VALUES ('video', ?)", [video]);
+      await db.execute("INSERT INTO media(name, data) VALUES ('thumb', ?)", [mediaFile(16 << 10, 5)]);
+      const want = await sha(video);
+      const readBefore = await probe(name, 'read');
+      const chunks = [];
+      let calls = 0;
+      // One chunk, then other calls: the same session's and another's,
+      // reads and writes that commit.
+      for await (const chunk of db.blobStream('media', 'data', id, { chunkSize: MB / 4 })) {
+        chunks.push(chunk);
+        if (calls % 3 === 0) await db.query("SELECT id FROM media WHERE name = 'thumb'");
+        if (calls % 3 === 1) await other.readBlob('media', 'data', 2, { offset: 0, length: 4096 });
+        if (calls % 3 === 2) await other.execute('INSERT INTO log(at) VALUES (?)', [calls]);
+        calls += 1;
+      }
+      const read = (await probe(name, 'read')) - readBefore;
+      const got = await sha(new Blob(chunks));
+      await other.close();
+      await db.close();
+      return { calls, same: got === want, read, size: 64 * MB };
+    },
+    { name: dbName(t) },
+  );
+  assert.ok(got.calls >= 256, `${got.calls} calls between the chunks`);
+  assert.ok(got.same, 'the stream delivered the exact bytes');
+  // Walking the overflow chain from its start at every chunk reads more of
+  // it each time (2.3 times the value when 67 of the 256 chunks had a call
+  // between them, on the code before snapshots); reading on in place, once.
+  assert.ok(got.read < 1.5 * got.size, `${got.read} bytes read from OPFS for a ${got.size}-byte value`);
+  t.diagnostic(`${got.read} bytes read from OPFS while streaming ${got.size} bytes`);
+});
+
+test('a blobStream delivers the value it began on, whole, though another session replaces it midway', async (t) => {
+  const got = await inPage(
+    h.page,
+    async ({ open, mediaFile, sha }, { name }) => {
+      const MB = 1 << 20;
+      const db = await open(name);
+      const other = await open(name);
+      await db.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, data BLOB)');
+      const first = mediaFile(8 * MB, 1);
+      await db.execute('INSERT INTO media(id, data) VALUES (1, ?)', [first]);
+      const chunks = [];
+      let replaced = null;
+      for await (const chunk of db.blobStream('media', 'data', 1, { chunkSize: MB })) {
+        chunks.push(chunk);
+        if (chunks.length === 2) {
+          replaced = await other.execute('UPDATE media SET data = ? WHERE id = 1', [mediaFile(8 * MB, 2)]);
+        }
+      }
+      const now = await db.readBlob('media', 'data', 1, { offset: 0, length: 4 });
+      const second = mediaFile(8 * MB, 2);
+      const result = {
+        changes: replaced.changes,
+        first: (await sha(new Blob(chunks))) === (await sha(first)),
+        now: Array.from(now),
+        second: Array.from(new Uint8Array(await second.slice(0, 4).arrayBuffer())),
+      };
+      await other.close();
+      await db.close();
+      return result;
+    },
+    { name: dbName(t) },
+  );
+  assert.equal(got.changes, 1);
+  assert.ok(got.first, 'the stream delivered the old value, whole');
+  assert.deepEqual(got.now, got.second, 'a read after the stream sees the new value');
+});
+
+test("a blobStream's chunks answer while another session's streamed 64 MB INSERT runs", async (t) => {
+  const got = await inPage(
+    h.page,
+    async ({ open, mediaFile, sha }, { name }) => {
+      const MB = 1 << 20;
+      const writer = await open(name);
+      const player = await open(name);
+      await writer.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, data BLOB)');
+      const clip = mediaFile(4 * MB, 9);
+      await writer.execute('INSERT INTO media(id, data) VALUES (1, ?)', [clip]);
+      const order = [];
+      const file = new File([new Uint8Array(64 * MB).fill(7)], 'big.bin');
+      const insert = writer.execute('INSERT INTO media(id, data) VALUES (2, ?)', [file]).then(() => order.push('insert'));
+      const chunks = [];
+      for await (const chunk of player.blobStream('media', 'data', 1, { chunkSize: MB })) chunks.push(chunk);
+      order.push('stream');
+      await insert;
+      const same = (await sha(new Blob(chunks))) === (await sha(clip));
+      await player.close();
+      await writer.close();
+      return { order, same };
+    },
+    { name: dbName(t) },
+  );
+  assert.deepEqual(got.order, ['stream', 'insert'], 'the whole stream was read while the INSERT ran');
+  assert.ok(got.same);
+});
+
+test('an export while a blobStream is open: both complete, and the stream goes on with its value', async (t) => {
+  const got = await inPage(
+    h.page,
+    async ({ open, mediaFile, sha }, { name }) => {
+      const MB = 1 << 20;
+      const db = await open(name);
+      await db.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, data BLOB)');
+      const clip = mediaFile(4 * MB, 4);
+      await db.execute('INSERT INTO media(id, data) VALUES (1, ?)', [clip]);
+      // Frames in the WAL, so the export has something to copy back first.
+      await db.execute('CREATE TABLE t(x); INSERT INTO t VALUES (1)');
+      const chunks = [];
+      let exported = 0;
+      for await (const chunk of db.blobStream('media', 'data', 1, { chunkSize: MB })) {
+        chunks.push(chunk);
+        if (chunks.length === 1) exported = (await new Response(db.export()).arrayBuffer()).byteLength;
+      }
+      const same = (await sha(new Blob(chunks))) === (await sha(clip));
+      await db.close();
+      return { exported, same };
+    },
+    { name: dbName(t) },
+  );
+  assert.ok(got.exported > 4 << 20, `the export is ${got.exported} bytes`);
+  assert.ok(got.same, 'the stream delivered its value whole');
+});
