@@ -2,10 +2,11 @@
 //! replaced by another file once SQLite has checked it (`importDatabase`).
 //!
 //! An [`Export`] reads the database file in order, a chunk at a time,
-//! through its VFS (a `:memory:` database, which has none, a page at a time
-//! through SQLite's `sqlite_dbpage` table). Between its reads the worker
-//! runs nothing else on the connection (`worker.ts`), and none begins while
-//! a transaction is open, so every chunk is of one committed state.
+//! through its VFS, or a page at a time through SQLite's `sqlite_dbpage`
+//! table (a `:memory:` database, which has no file; a plain one read on a
+//! snapshot, whose pages may be in the WAL). Between its reads nothing else
+//! runs on the connection, and none begins while a transaction is open, so
+//! every chunk is of one committed state.
 //!
 //! An import is [`check`]ed (`PRAGMA quick_check` on the file, opened
 //! untrusted) and then [`copy`]'d over the database with SQLite's backup
@@ -49,12 +50,17 @@ impl Export {
     /// written yet has no pages at all, and an empty file is not a
     /// database: its first page is written first (an unchanged
     /// `user_version`), so the export is a database file that opens.
-    pub fn begin(conn: &Conn) -> Result<Export> {
+    ///
+    /// `through_pager`: the pages come through SQLite's pager
+    /// (`sqlite_dbpage`) rather than from the file, so a reader's snapshot
+    /// reads them, the WAL's included (as they are in plain form: not for
+    /// an encrypted database, whose export is the file as it is stored).
+    pub fn begin(conn: &Conn, through_pager: bool) -> Result<Export> {
         if conn.figure("PRAGMA main.page_count")? == 0 {
             conn.row("PRAGMA main.user_version = 0", |_| {})?;
         }
         let (pages, page_size) = sizes(conn)?;
-        let pages_from = match conn.main_file() {
+        let pages_from = match conn.main_file().filter(|_| !through_pager) {
             Some(file) => Pages::File { file, scratch: Vec::new() },
             None => Pages::Scan(
                 conn.prepare(PAGES, 0)?.0.ok_or_else(|| Error::BadParam("internal SQL holds no statement".into()))?,
@@ -120,7 +126,13 @@ impl Export {
                         }
                         std::slice::from_raw_parts(p, len)
                     };
-                    sink(i * self.page_size, page);
+                    if self.done + i == 0 && looks_plain(page) {
+                        let mut first = page.to_vec();
+                        as_rollback_journal(&mut first, 0);
+                        sink(0, &first);
+                    } else {
+                        sink(i * self.page_size, page);
+                    }
                 }
             }
         }

@@ -21,14 +21,18 @@
 //! writer, like one that never had a snapshot: it goes on if its row did
 //! not change since it began, and fails with `SQLITE_ABORT` if it did.
 //!
-//! An `export()` reads on a snapshot too ([`Snapshots::export_begin`]): the
-//! WAL is emptied into the file, and the snapshot begun right after reads
-//! the file alone. SQLite copies nothing into the file while such a reader
-//! reads it, so the file stays that state until the export ends, while
-//! commits go on into the WAL. The export is never let go for the WAL's
-//! size (that would fail it): it holds every checkpoint back until it is
-//! read to its end, cancelled, or ended by the worker's queue.
+//! An `export()` reads on a snapshot too ([`Snapshots::export_begin`]). A
+//! plain database's pages come through the snapshot's pager, the WAL's
+//! included, so streams keep theirs. An encrypted database's leave as they
+//! are stored, from the file: the WAL is emptied into it first (streams'
+//! snapshots let go), and the snapshot begun right after reads the file
+//! alone; SQLite copies nothing into the file while such a reader reads
+//! it. Either way commits go on into the WAL meanwhile. The export is
+//! never let go for the WAL's size (that would fail it): it holds the
+//! checkpoints back until it is read to its end, cancelled, or ended by
+//! the worker's queue.
 
+use super::cipher;
 use super::db::Db;
 use super::journal;
 use crate::codec::{Error, Result};
@@ -162,12 +166,22 @@ impl Snapshots {
     /// it ends.
     pub fn export_begin(&mut self, writer: &mut Db, reader: &dyn Fn() -> Result<Db>) -> Result<(u64, bool)> {
         self.export_end(writer);
-        // No stream's snapshot may hold the WAL that is to empty.
-        self.let_go(writer);
+        if writer.in_transaction() {
+            return writer.export_begin().map(|size| (size, false));
+        }
+        // A plain database's pages are read through the snapshot's pager,
+        // the WAL's included: nothing has to empty. An encrypted one's
+        // leave as they are stored, from the file: the WAL empties into it
+        // first, and no stream's snapshot may hold it.
+        let plain = !cipher::keyed(writer.conn());
+        if !plain {
+            self.let_go(writer);
+        }
         let Some(mut snap) = self.take(reader) else {
             return writer.export_begin().map(|size| (size, false));
         };
-        let size = writer.export_checkpoint().and_then(|_| snap.begin_snapshot()).and_then(|_| snap.export_here());
+        let ready = if plain { Ok(()) } else { writer.export_checkpoint() };
+        let size = ready.and_then(|_| snap.begin_snapshot()).and_then(|_| snap.export_here(plain));
         match size {
             Ok(size) => {
                 self.export = Some(snap);

@@ -20,7 +20,7 @@ impl Db {
     /// instead: see `snapshots`.)
     pub fn export_begin(&mut self) -> Result<u64> {
         self.export_checkpoint()?;
-        self.export_here()
+        self.export_here(false)
     }
 
     /// What an export needs of the writer first: no transaction open, and
@@ -37,12 +37,14 @@ impl Db {
         self.checkpoint(journal::Checkpoint::Truncate)
     }
 
-    /// Begins reading the file's pages on this connection: its size. On a
+    /// Begins reading the database's pages on this connection: its size.
+    /// `through_pager`: as the connection sees them (a snapshot's, the WAL's
+    /// pages included; see `Export::begin`), else from the file. On a
     /// snapshot begun right after [`Db::export_checkpoint`], the file holds
-    /// that state until the snapshot ends: no checkpoint writes into it while
-    /// a reader reads the file alone.
-    pub fn export_here(&mut self) -> Result<u64> {
-        let export = Export::begin(&self.conn)?;
+    /// that state until the snapshot ends: no checkpoint writes into it
+    /// while a reader reads the file alone.
+    pub fn export_here(&mut self, through_pager: bool) -> Result<u64> {
+        let export = Export::begin(&self.conn, through_pager)?;
         let size = export.size();
         self.export = Some(export);
         Ok(size)
