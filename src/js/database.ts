@@ -9,7 +9,7 @@ import type { Cell, Op, QueryResult, Range, Replies, Requests, RunResult } from 
 import { decodeRows, type Row } from './rows.js';
 import { StagedBlob, type Send } from './staged.js';
 import { iterable } from './iterable.js';
-import { subscribe, type Subscription, type WatchOptions } from './watch.js';
+import { OWN_SESSION, subscribe, type Subscription, type WatchOptions } from './watch.js';
 
 /** A byte range of a stored value; both default to the whole value. */
 export type BlobRange = Range;
@@ -325,6 +325,16 @@ export class Database implements Transaction {
     return this.#watch(sql, params, true, (v) => v as Uint8Array, callback, options);
   }
 
+  /**
+   * {@link watch} or {@link watchBytes} through a session of its own (the
+   * bindings' and `resq-wasm/store`'s; see watch.ts): not in this
+   * `Database`'s order, nor in its transaction.
+   */
+  [OWN_SESSION](sql: string, params: Params | undefined, bytes: boolean, callback: (value: unknown) => void, options: WatchOptions): Subscription<unknown> {
+    const decode = bytes ? (v: QueryResult | Uint8Array) => v : (v: QueryResult | Uint8Array) => decodeRows(v as QueryResult);
+    return this.#watch(sql, params, bytes, decode, callback, options, true);
+  }
+
   #watch<T>(
     sql: string,
     params: Params | undefined,
@@ -332,6 +342,7 @@ export class Database implements Transaction {
     decode: (v: QueryResult | Uint8Array) => T,
     callback: ((value: T) => void) | undefined,
     options: WatchOptions,
+    own = false,
   ): Subscription<T> {
     let refused: ResqError | null = null;
     let kept: unknown;
@@ -349,19 +360,20 @@ export class Database implements Transaction {
     } catch (err) {
       refused = err instanceof ResqError ? err : badParam(`the parameters could not be read: ${String(err)}`);
     }
-    const start = (w: Watcher): Promise<number> =>
-      this.#gate(() => {
-        if (refused) return this.#link.fail(refused);
-        const { id, registered } = this.#link.watch(w);
-        return registered.then(
-          () => id,
-          (err) => {
-            this.#link.unwatch(id);
-            throw err;
-          },
-        );
-      });
-    return subscribe(start, (id) => this.#link.unwatch(id), { sql, params: kept, bytes }, decode, callback, options);
+    const register = (w: Watcher): Promise<number> => {
+      if (refused) return this.#link.fail(refused);
+      const { id, registered } = this.#link.watch(w);
+      return registered.then(
+        () => id,
+        (err) => {
+          this.#link.unwatch(id);
+          throw err;
+        },
+      );
+    };
+    // A session of its own does not wait for this page's transaction.
+    const start = own ? (w: Watcher) => (this.#closed ? this.#gate(() => register(w)) : register(w)) : (w: Watcher) => this.#gate(() => register(w));
+    return subscribe(start, (id) => this.#link.unwatch(id), { sql, params: kept, bytes, own }, decode, callback, options);
   }
 
   /**
@@ -369,11 +381,13 @@ export class Database implements Transaction {
    * of the worker a chunk (whole pages, up to 4 MB) per pull, never whole.
    * Save it as a file, upload it, or pass it to `importDatabase`.
    *
-   * While the stream is read, the database runs nothing else: calls from
-   * every tab, this `Database`'s own included, wait until it ends (read to
-   * the end, cancelled, or `close()`). An export that has gone unread for
-   * 10 s while a call waits for it ends, and errors with SQLITE_ABORT, so
-   * an abandoned stream holds nobody up for longer.
+   * On OPFS it reads a snapshot: calls from every tab, this `Database`'s
+   * own included, run and commit while it is read; only another export, an
+   * import, a rekey and `close()` wait for it. A memory database runs
+   * nothing else until it ends (read to the end, cancelled, or `close()`).
+   * An export that has gone unread for 10 s while a call waits for it
+   * ends, and errors with SQLITE_ABORT, so an abandoned stream holds
+   * nobody up for longer.
    */
   export(): ReadableStream<Uint8Array> {
     return exportStream(

@@ -91,7 +91,12 @@ export interface Requests {
    * `previous`); later results come as {@link Push}es with the same
    * `watch` id, chosen by the caller.
    */
-  watch: { watch: number; sql: string; params?: unknown; bytes: boolean; previous: string };
+  /**
+   * `own`: a live query of the React or Vue bindings or `resq-wasm/store`,
+   * which reads through a session of its own (queue.ts): it is not in its
+   * `Database`'s order, nor in its open transaction.
+   */
+  watch: { watch: number; sql: string; params?: unknown; bytes: boolean; previous: string; own?: true };
   unwatch: { watch: number };
   /**
    * `export()`: the reply gives the export's id and the file's size. Until

@@ -25,7 +25,7 @@ import type { ResqError } from './errors.js';
 import type { Params } from './params.js';
 import { keptParams, queryKey } from './querykey.js';
 import type { Row } from './rows.js';
-import type { Subscription } from './watch.js';
+import { OWN_SESSION, type Subscription } from './watch.js';
 
 /** What a store holds: the newest result, or why there is none. */
 export interface QueryState<T> {
@@ -106,7 +106,8 @@ function makeStore(
     const deliver = (rows: unknown) => set({ rows, error: undefined, loading: false });
     const onError = (error: ResqError) => set({ rows: e.state.rows, error, loading: false });
     try {
-      const watch = bytes ? db.watchBytes(sql, params, deliver, { onError }) : db.watch(sql, params, deliver, { onError });
+      // Through a session of its own: a live query never waits behind the app's calls.
+      const watch = db[OWN_SESSION](sql, params, bytes, deliver, { onError });
       e.watch = watch as Subscription<unknown>;
       watch.ready.catch((error: ResqError) => {
         if (e.watch === watch) set({ rows: undefined, error, loading: false });

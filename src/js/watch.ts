@@ -20,6 +20,15 @@ export interface Subscription<T> extends AsyncIterable<T> {
   readonly ready: Promise<void>;
 }
 
+/**
+ * The key of `Database`'s watch through a session of its own, for the React
+ * and Vue bindings and `resq-wasm/store` (not public API): their live
+ * queries neither wait for the app's calls on the same `Database` nor run
+ * inside its transaction. `Symbol.for`, so every entry that imports it
+ * names the one method.
+ */
+export const OWN_SESSION: unique symbol = Symbol.for('resq-wasm.ownSession') as never;
+
 export interface WatchOptions {
   /**
    * Called when a re-run of the query fails (its table was dropped, say);
@@ -38,7 +47,7 @@ export interface WatchOptions {
 export function subscribe<T>(
   start: (w: Watcher) => Promise<number>,
   stop: (id: number) => void,
-  query: { sql: string; params: unknown; bytes: boolean },
+  query: { sql: string; params: unknown; bytes: boolean; own?: boolean },
   decode: (value: QueryResult | Uint8Array) => T,
   callback: ((value: T) => void) | undefined,
   options: WatchOptions,

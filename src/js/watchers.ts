@@ -14,6 +14,8 @@ export interface Watcher {
   bytes: boolean;
   /** Hash of the last result delivered ('' before the first). */
   hash: string;
+  /** It reads through a session of its own (a binding's; see protocol.ts). */
+  own?: boolean;
   deliver(result: WatchResult): void;
   fail(error: ResqError): void;
 }
@@ -55,9 +57,9 @@ export class Watchers {
   }
 
   #register(id: number, w: Watcher): Promise<void> {
-    const { sql, params, bytes, hash } = w;
+    const { sql, params, bytes, hash, own } = w;
     this.#registering.add(id);
-    return this.#line.watch({ watch: id, sql, params, bytes, previous: hash }).then(
+    return this.#line.watch({ watch: id, sql, params, bytes, previous: hash, ...(own ? { own: true } : {}) }).then(
       (r) => {
         this.#registering.delete(id);
         if (r && this.#watchers.has(id)) w.deliver(r);

@@ -50,10 +50,17 @@ const queue: Queue = new Queue(
       checkpoint((conn) => conn.checkpointDue());
     },
     read: (from, req) => {
-      const r = STREAMS.has(req.op) ? db.conn : reader();
-      return r && handleRead(from, req, r);
+      if (STREAMS.has(req.op)) return db.conn && handleRead(from, req, db.conn);
+      const r = reader();
+      // Its read handle goes with the request: nothing it keeps holds a
+      // snapshot, or a checkpoint, until the next.
+      return r && handleRead(from, req, r).finally(() => r.endRead());
     },
     leave: cleanUp,
+    rerunBeside: () => {
+      const r = reader();
+      if (r && db.conn) rerunWatches(db.conn, r);
+    },
     idle: () => {
       if (db.conn) rerunWatches(db.conn);
       clearTimeout(idleCheckpoint);

@@ -524,6 +524,9 @@ impl Db {
         if self.conn.in_transaction() || (passive && self.hooks.wal_frames() == 0) {
             return Ok(());
         }
+        // A kept read handle holds a read transaction, in which SQLite
+        // checkpoints nothing (SQLITE_LOCKED).
+        self.drop_read_handle();
         let left = journal::checkpoint(&self.conn, how)?;
         self.hooks.wal_checkpointed(left);
         Ok(())

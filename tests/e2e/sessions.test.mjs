@@ -125,3 +125,50 @@ test('a write through query() from another session still runs on the writer, aft
     { id: 2, type: 'text' },
   ]);
 });
+
+test('a watch hears of a commit while a long write queued behind it runs; a watch begun meanwhile answers', async (t) => {
+  const got = await inPage(
+    h.page,
+    async ({ open }, { name }) => {
+      const [first, app, other, gallery] = [await open(name), await open(name), await open(name), await open(name)];
+      await app.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
+      const order = [];
+      let heard;
+      const seen = new Promise((r) => (heard = r));
+      const stop = gallery.watch('SELECT group_concat(name) AS names FROM media', [], (rows) => {
+        if (rows[0].names?.includes('note') && !order.some((o) => o.startsWith('watch'))) {
+          order.push(`watch saw ${rows[0].names}`);
+          heard();
+        }
+      });
+      await new Promise((r) => setTimeout(r, 100)); // its first run
+      // While a first write holds the writer, the note and then another
+      // session's 64 MB File INSERT queue behind it: once the note commits,
+      // the INSERT runs next, with no idle turn between them.
+      const held = first.execute("INSERT INTO media(name, data) VALUES ('first', ?)", [new File([new Uint8Array(16 << 20)], 'a.bin')]);
+      const note = app.execute("INSERT INTO media(name) VALUES ('note')");
+      const file = new File([new Uint8Array(64 << 20).fill(7)], 'clip.bin');
+      const clip = other.execute("INSERT INTO media(name, data) VALUES ('clip', ?)", [file]).then(() => order.push('the File INSERT'));
+      await Promise.all([held, note]);
+      // A watch begun while the INSERT runs answers at once too.
+      let answer;
+      const answered = new Promise((r) => (answer = r));
+      const stop2 = gallery.watch('SELECT count(*) AS n FROM media', [], () => {
+        order.push('a new watch answered');
+        answer();
+      });
+      await Promise.all([clip, seen, answered]);
+      stop();
+      stop2();
+      for (const db of [first, app, other, gallery]) await db.close();
+      return order;
+    },
+    { name: dbName(t) },
+  );
+  assert.deepEqual(got.slice(-1), ['the File INSERT']);
+  assert.deepEqual(
+    got.slice(0, 2).sort(),
+    ['a new watch answered', 'watch saw first,note'],
+    'both answered while the INSERT ran; the first heard of the note, not yet of the clip',
+  );
+});

@@ -128,3 +128,38 @@ test("a store keeps the bytes it was made with: changed bytes are another store 
   assert.deepEqual(r.rows, [[{ v: 'one' }], [{ v: 'nine' }], [{ v: 'one!' }], [{ v: 'nine!' }], [{ v: 'one!' }]]);
   assert.deepEqual(r.buffer, { another: true, rows: [[{ v: 'four!' }], [{ v: 'seven!' }]] });
 });
+
+test("a store reads through a session of its own: during its Database's open transaction it shows the last commit at once, then the commit", {
+  opfs: true,
+}, async (t) => {
+  const r = await withDb(
+    h.page,
+    dbName(t),
+    async (db, _, src) => {
+      const { settled } = (0, eval)(`(${src})`)();
+      const { queryStore } = await import('resq-wasm/store');
+      await db.execute("CREATE TABLE t(v TEXT); INSERT INTO t VALUES ('committed')");
+      let release;
+      const gate = new Promise((r) => (release = r));
+      let entered;
+      const inside = new Promise((r) => (entered = r));
+      const tx = db.transaction(async (tx) => {
+        await tx.execute("INSERT INTO t VALUES ('uncommitted')");
+        entered();
+        await gate;
+      });
+      await inside;
+      const store = queryStore(db, 'SELECT group_concat(v) AS v FROM t');
+      const timeout = new Promise((r) => setTimeout(() => r({ rows: [{ v: 'still waiting after 3 s' }], leave() {} }), 3000));
+      const during = await Promise.race([settled(store), timeout]);
+      release();
+      await tx;
+      const after = await settled(store, (rows) => rows[0].v.includes('uncommitted'));
+      during.leave();
+      after.leave();
+      return { during: during.rows[0].v, after: after.rows[0].v };
+    },
+    { arg: helpers.toString() },
+  );
+  assert.deepEqual(r, { during: 'committed', after: 'committed,uncommitted' });
+});

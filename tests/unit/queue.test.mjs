@@ -76,6 +76,8 @@ function setup({ reader = false } = {}) {
       log.push(`${from.tab} left`);
     },
     idle: () => log.push('idle'),
+    // Beside the writer only where there is a reader, as in the worker.
+    rerunBeside: () => reader && log.push('rerun beside'),
     expired: (owner) => log.push(`${owner.tab} expired`),
     die: (err) => log.push(`died: ${err.message}`),
   };
@@ -351,4 +353,39 @@ test("while a request runs, another caller's blob stream opens, reads and closes
   release();
   await settle();
   assert.deepEqual(log.slice(5), ['idle']);
+});
+
+test('live queries re-run beside a request that holds the writer past its first turn, not beside one that ends in it', async () => {
+  const { queue, log, release } = setup({ reader: true });
+  const [a, b] = [tab('A'), tab('B')];
+  queue.enqueue(a, sql('a quick write'));
+  await settle();
+  await advance(1);
+  assert.deepEqual(log, ['A:a quick write', 'idle'], 'a request that ends in its first turn: no re-run beside it');
+  queue.enqueue(b, sql('insert a 1 GB File', { held: true }));
+  await settle();
+  await advance(1);
+  assert.deepEqual(log.slice(2), ['B:insert a 1 GB File', 'rerun beside'], 'the watchers of the last commit hear of it now');
+  release();
+  await settle();
+  assert.deepEqual(log.slice(4), ['idle']);
+});
+
+test("a binding's live query (own) is in a session of its own: not behind its caller's calls, nor in its transaction", async () => {
+  const { queue, log, release } = setup({ reader: true });
+  const a = tab('A');
+  queue.enqueue(a, sql('insert a 1 GB File', { held: true }));
+  queue.enqueue(a, { op: 'watch', sql: 'app watch' });
+  queue.enqueue(a, { op: 'watch', sql: 'binding watch', own: true });
+  for (let i = 0; i < 4; i++) await settle();
+  assert.deepEqual(log, ['A:insert a 1 GB File', 'R A:binding watch'], "the binding's answers beside; the app's own waits its turn");
+  release();
+  for (let i = 0; i < 4; i++) await settle();
+  assert.deepEqual(log.slice(2), ['A:app watch', 'idle']);
+  // In the caller's transaction, the binding's still reads the last commit, on the reader.
+  queue.enqueue(a, sql('BEGIN'));
+  await settle();
+  queue.enqueue(a, { op: 'watch', sql: 'binding watch 2', own: true });
+  for (let i = 0; i < 4; i++) await settle();
+  assert.deepEqual(log.slice(4), ['A:BEGIN', 'R A:binding watch 2']);
 });

@@ -11,17 +11,25 @@ import { load } from './load.mjs';
 let queryStore;
 before(async () => ({ queryStore } = await load('src/js/store.ts')));
 
-/** A stand-in for a Database: records each watch (its SQL, parameters and form) and whether it has ended. */
+/**
+ * A stand-in for a Database: records each watch (its SQL, parameters and
+ * form) and whether it has ended. A store watches through a session of its
+ * own (the method keyed by Symbol.for('resq-wasm.ownSession')), never
+ * through the app's `watch`.
+ */
 function fakeDb() {
   const watches = [];
-  const watch = (bytes) => (sql, params, deliver) => {
+  const own = (sql, params, bytes, deliver) => {
     const w = { sql, params, bytes, deliver, ended: false };
     watches.push(w);
     const sub = () => (w.ended = true);
     sub.ready = Promise.resolve();
     return sub;
   };
-  return { watches, watch: watch(false), watchBytes: watch(true) };
+  const app = () => {
+    throw new Error("a store watched through the app's own session");
+  };
+  return { watches, watch: app, watchBytes: app, [Symbol.for('resq-wasm.ownSession')]: own };
 }
 
 const SQL = 'SELECT v FROM h WHERE k = ?';

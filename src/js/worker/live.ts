@@ -63,8 +63,13 @@ export function unwatchAll(from: Caller): void {
   for (const id of [...watchesOf(from).keys()]) unwatch(from, id);
 }
 
-/** Re-runs the live queries that read a table committed transactions changed since the last time. */
-export function rerunWatches(conn: Engine): void {
+/**
+ * Re-runs the live queries that read a table committed transactions changed
+ * since the last time. `on`: where they run, the writer `conn` or a reader
+ * beside it (queue.ts); one the reader cannot run (RESQ_ON_WRITER: a temp
+ * table of the writer's) stays due, for the writer's next turn.
+ */
+export function rerunWatches(conn: Engine, on: Engine = conn): void {
   // Without watches the changed tables are left to gather (a set of
   // names, bounded by the schema): a watch made later re-runs once for
   // them, and its hash keeps that from being delivered.
@@ -77,13 +82,17 @@ export function rerunWatches(conn: Engine): void {
     let push: (id: number) => Push;
     const transfer: Transferable[] = [];
     try {
-      const r = conn.watchQuery(s.sql, s.params, s.bytes, s.hash);
+      const r = on.watchQuery(s.sql, s.params, s.bytes, s.hash);
       if (!r) continue;
       s.hash = r.hash;
       push = (id) => ({ push: id, result: r });
       addTransfers(r.value, transfer);
     } catch (err) {
       if (err instanceof WebAssembly.RuntimeError) throw err;
+      if ((err as { code?: unknown })?.code === 'RESQ_ON_WRITER') {
+        s.dirty = true;
+        continue;
+      }
       const error = toWireError(err);
       push = (id) => ({ push: id, error });
     }

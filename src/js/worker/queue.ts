@@ -23,7 +23,9 @@
 // order it made them, and a read after its own write sees that write. A
 // read the reader cannot run (a write, a transaction statement, a temp
 // table of the writer's) goes back to the head of the queue, for the
-// writer.
+// writer. Live queries re-run beside a request that holds the writer
+// past its first turn, on the reader, so a commit's watchers hear of it
+// while the next long write runs.
 //
 // Should running a request ever throw, the worker can no longer promise an
 // answer to anything, so it ends (`die`): every tab then rejects its
@@ -67,12 +69,17 @@ export const EXPORT_IDLE_MS = 10_000;
 /** Requests run between live-query re-runs while the queue stays busy. */
 export const RERUN_EVERY = 16;
 
-/** Ops that may run beside the writer: reads in one call, and a `blobStream`'s (on its snapshot, snapshots.rs). */
+/**
+ * Ops that may run beside the writer: reads in one call, a live query's
+ * first run and its end, and a `blobStream`'s (on its snapshot, snapshots.rs).
+ */
 export const READS: ReadonlySet<string> = new Set([
   'query',
   'queryBytes',
   'readBlob',
   'blobFile',
+  'watch',
+  'unwatch',
   'blobStreamOpen',
   'blobStreamRead',
   'blobStreamClose',
@@ -93,6 +100,13 @@ export interface Work {
   leave(from: Caller): Promise<void>;
   /** Between requests, outside transactions and exports: live queries re-run. */
   idle(): void;
+  /**
+   * A request has held the writer past its first turn (it awaits: a `File`
+   * streaming in, say): live queries re-run beside it, on a reader, where
+   * there is one (they see the last commit, so an open transaction does
+   * not matter to them).
+   */
+  rerunBeside(): void;
   /** `owner`'s transaction was rolled back by its timeout. */
   expired(owner: Caller): void;
   die(err: unknown): void;
@@ -103,8 +117,10 @@ export class Queue {
   owner: Caller | null = null;
   exporting: Exporting | null = null;
   #entries: Entry[] = [];
-  /** Callers with a request in flight, on the writer or a reader. */
-  #busy = new Set<Caller>();
+  /** Sessions with a request in flight, on the writer or a reader (see `#session`). */
+  #busy = new Set<object>();
+  /** The session of each caller's bindings' live queries (see `#session`). */
+  #own = new WeakMap<Caller, object>();
   /** Entries a reader gave back: the writer runs them. */
   #forWriter = new WeakSet<Entry>();
   #work: Work;
@@ -164,10 +180,27 @@ export class Queue {
     clearTimeout(this.#stallTimer);
   }
 
+  /**
+   * The session `e` is in: its caller, or, for a live query of the
+   * bindings' (`own`), a session of their own beside the caller's, which
+   * is neither in the caller's order nor in its transaction.
+   */
+  #session(e: Entry): object {
+    if (!(e.req as { own?: boolean }).own) return e.from;
+    let s = this.#own.get(e.from);
+    if (!s) this.#own.set(e.from, (s = {}));
+    return s;
+  }
+
+  /** Whether `e` is a call of the open transaction's owner (in its transaction). */
+  #owners(e: Entry): boolean {
+    return e.from === this.owner && this.#session(e) === e.from;
+  }
+
   /** Whether `e` may run now, on the writer. */
   #runnable(e: Entry): boolean {
-    if (this.#busy.has(e.from) || this.#waitsForExport(e)) return false;
-    return this.owner === null || e.from === this.owner;
+    if (this.#busy.has(this.#session(e)) || this.#waitsForExport(e)) return false;
+    return this.owner === null || this.#owners(e);
   }
 
   /** Whether the export in progress keeps `e` waiting. */
@@ -186,20 +219,21 @@ export class Queue {
   #overtake(): void {
     const writing = this.#running !== null;
     if (!writing && this.owner === null && !this.exporting?.holds) return;
-    const before = new Set<Caller>();
+    const before = new Set<object>();
     for (let i = 0; i < this.#entries.length; i++) {
       const e = this.#entries[i];
-      const first = !before.has(e.from);
-      before.add(e.from);
+      const session = this.#session(e);
+      const first = !before.has(session);
+      before.add(session);
       if (!first || !this.#mayRead(e)) continue;
-      if (!writing && e.from === this.owner) continue;
+      if (!writing && this.#owners(e)) continue;
       const done = this.#work.read(e.from, e.req as Request);
       if (!done) return; // no reader: the writer runs them in turn
       this.#entries.splice(i--, 1);
-      this.#busy.add(e.from);
+      this.#busy.add(session);
       done.then(
         (answered) => {
-          this.#busy.delete(e.from);
+          this.#busy.delete(session);
           if (!answered) {
             this.#forWriter.add(e);
             this.#entries.unshift(e);
@@ -213,7 +247,7 @@ export class Queue {
 
   /** Whether a reader may run `e`: a read in one call, not of a transaction, not sent again, not given back. */
   #mayRead(e: Entry): boolean {
-    if (!READS.has(e.req.op) || this.#forWriter.has(e) || this.#busy.has(e.from) || e.from.expired) return false;
+    if (!READS.has(e.req.op) || this.#forWriter.has(e) || this.#busy.has(this.#session(e)) || e.from.expired) return false;
     const r = e.req as Request & { tx?: boolean; again?: boolean };
     return !r.tx && !r.again;
   }
@@ -226,12 +260,15 @@ export class Queue {
       if (i < 0) break;
       const [entry] = this.#entries.splice(i, 1);
       this.#running = entry;
-      this.#busy.add(entry.from);
+      const session = this.#session(entry);
+      this.#busy.add(session);
       // What others queued meanwhile may run beside it.
       const ran = entry.req.op === 'leave' ? this.#work.leave(entry.from) : this.#work.run(entry.from, entry.req);
       this.#overtake();
+      const beside = setTimeout(() => this.#work.rerunBeside(), 0);
       await ran;
-      this.#busy.delete(entry.from);
+      clearTimeout(beside);
+      this.#busy.delete(session);
       this.#running = null;
       const owner = this.#conn()?.transactionOpen() ? entry.from : null;
       if (owner && owner !== this.owner) this.#timeout = this.#next ?? owner.timeout;
@@ -276,7 +313,7 @@ export class Queue {
     clearTimeout(this.#expiryTimer);
     const owner = this.owner;
     // A call of the owner's running or queued: it is not idle.
-    if (!owner || this.#running?.from === owner || this.#entries.some((e) => e.from === owner)) return;
+    if (!owner || (this.#running && this.#owners(this.#running)) || this.#entries.some((e) => this.#owners(e))) return;
     const waiting = this.#entries.find((e) => e.from !== owner);
     if (!waiting || !Number.isFinite(this.#timeout)) return;
     const due = Math.max(this.#active, waiting.at) + this.#timeout - performance.now();

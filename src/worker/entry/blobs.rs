@@ -103,6 +103,15 @@ impl Connection {
         self.snapshots.forget_ended(&self.db);
     }
 
+    /// Closes the read handle kept from the last blob read, ending the read
+    /// transaction it holds: a reader's calls begin at the last commit, and
+    /// nothing it kept holds a checkpoint back (the worker calls it after
+    /// each request a reader ran).
+    #[wasm_bindgen(js_name = endRead)]
+    pub fn end_read(&mut self) {
+        self.db.drop_read_handle();
+    }
+
     /// Ends every `blobStream` of `tab` (it left).
     #[wasm_bindgen(js_name = blobStreamsClose)]
     pub fn blob_streams_close(&mut self, tab: &str) {
