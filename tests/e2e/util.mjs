@@ -16,8 +16,9 @@ import { SCRATCH } from './harness.mjs';
  * probe worker of database `name`; see tests/e2e/probe-worker.js), and for
  * media `mediaFile(size, seed, head?)` (a `File` of `size` known bytes,
  * `(i * 7 + seed) & 255`, its first bytes `head` if given) and `sha(x)` (the
- * SHA-256 hex of a `Blob`, buffer or view), and `scratch`, the engine's
- * SCRATCH open() options (see harness.mjs).
+ * SHA-256 hex of a `Blob`, buffer or view), `seeded(seed)` (a seeded random
+ * number function, [0, 1)), and `scratch`, the engine's SCRATCH open()
+ * options (see harness.mjs).
  */
 export function inPage(page, body, arg = null) {
   return page.evaluate(
@@ -75,8 +76,20 @@ export function inPage(page, body, arg = null) {
         const buf = x instanceof Blob ? await x.arrayBuffer() : x;
         return Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', buf)), (b) => b.toString(16).padStart(2, '0')).join('');
       };
+      // A seeded xorshift32: `seeded(seed)()` gives the same numbers in [0, 1) for the same seed.
+      const seeded = (seed) => {
+        let x = seed >>> 0 || 1;
+        return () => {
+          x ^= x << 13;
+          x >>>= 0;
+          x ^= x >>> 17;
+          x ^= x << 5;
+          x >>>= 0;
+          return x / 4294967296;
+        };
+      };
       const fn = (0, eval)(`(${src})`);
-      return fn({ ...lib, plain, describe, outcome, probe, mediaFile, sha, scratch }, arg);
+      return fn({ ...lib, plain, describe, outcome, probe, mediaFile, sha, seeded, scratch }, arg);
     },
     [body.toString(), arg, SCRATCH],
   );

@@ -5,6 +5,7 @@
 //   power loss   RESQ_POWERLOSS_IMAGES   (images of one recorded workload)
 //   kill trials  RESQ_KILL_TRIALS
 //   model check  RESQ_MODEL_OPS          (per storage: OPFS and memory)
+//   isolation    RESQ_ISOLATION_OPS      (in all, over four sessions in two tabs)
 //   soak         RESQ_SOAK_OPS
 //   hostile      (as in npm test: every class, each once)
 //   backup       RESQ_BACKUP_MB          (MB of media exported and imported
@@ -32,6 +33,7 @@ const SUITES = {
   // Reopens at 0.5% (npm test: 3%): each starts a worker, and 100,000
   // operations at 3% would not fit the 20 minutes.
   model: { file: 'tests/e2e/model.test.mjs', env: { RESQ_MODEL_OPS: '50000', RESQ_MODEL_REOPEN: '0.005' } },
+  isolation: { file: 'tests/e2e/isolation.test.mjs', env: { RESQ_ISOLATION_OPS: '100000' } },
   hostile: { file: 'tests/e2e/hostile.test.mjs', env: {} },
   // npm test: 256 MB (the 1 GB form takes about three minutes here).
   backup: { file: 'tests/e2e/backup.test.mjs', env: { RESQ_BACKUP_MB: '1024' } },
