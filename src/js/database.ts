@@ -330,7 +330,13 @@ export class Database implements Transaction {
    * bindings' and `resq-wasm/store`'s; see watch.ts): not in this
    * `Database`'s order, nor in its transaction.
    */
-  [OWN_SESSION](sql: string, params: Params | undefined, bytes: boolean, callback: (value: unknown) => void, options: WatchOptions): Subscription<unknown> {
+  [OWN_SESSION](
+    sql: string,
+    params: Params | undefined,
+    bytes: boolean,
+    callback: (value: unknown) => void,
+    options: WatchOptions,
+  ): Subscription<unknown> {
     const decode = bytes ? (v: QueryResult | Uint8Array) => v : (v: QueryResult | Uint8Array) => decodeRows(v as QueryResult);
     return this.#watch(sql, params, bytes, decode, callback, options, true);
   }
@@ -372,7 +378,9 @@ export class Database implements Transaction {
       );
     };
     // A session of its own does not wait for this page's transaction.
-    const start = own ? (w: Watcher) => (this.#closed ? this.#gate(() => register(w)) : register(w)) : (w: Watcher) => this.#gate(() => register(w));
+    const start = own
+      ? (w: Watcher) => (this.#closed ? this.#gate(() => register(w)) : register(w))
+      : (w: Watcher) => this.#gate(() => register(w));
     return subscribe(start, (id) => this.#link.unwatch(id), { sql, params: kept, bytes, own }, decode, callback, options);
   }
 

@@ -71,7 +71,7 @@ const sessionLoops = async ({ open, importDatabase, seeded }, { name, sessions, 
     if (row.n !== lengthOf(row.v)) diverged(`${where}: media of version ${row.v} is ${row.n} bytes`);
   };
   // The value of version v: v as a 32-bit number, then bytes v & 255.
-  const valueOf = (v) => {
+  const valueAt = (v) => {
     const value = new Uint8Array(lengthOf(v)).fill(v & 255);
     new DataView(value.buffer).setUint32(0, v, true);
     return value;
@@ -106,7 +106,7 @@ const sessionLoops = async ({ open, importDatabase, seeded }, { name, sessions, 
       } else if (r < 0.36) {
         const n = await db.transaction(async (tx) => {
           const c = (await tx.query('UPDATE meta SET commits = commits + 1 RETURNING commits AS c'))[0].c;
-          const value = valueOf(c);
+          const value = valueAt(c);
           // From 4 MB a File streams into its cell after the statement.
           const param = value.length >= 4 * MB ? new File([value], 'v.bin') : value;
           await tx.execute('UPDATE media SET v = ?, data = ? WHERE id = 1', [c, param]);
