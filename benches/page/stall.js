@@ -4,7 +4,7 @@
 // the gallery's calls are timed, and so is the long call, alone and beside
 // the gallery. The long calls: a streamed File INSERT, an executeBatch of
 // 10,000 rows, a CPU-bound query, an export read at 50 MB/s, and a blobStream of
-// a stored value read through.
+// a stored value read through. `only`: the long calls whose names hold it.
 import { open } from 'resq-wasm';
 import { MB } from './measure.js';
 
@@ -62,7 +62,7 @@ const ahead = {
   blobStream: (db, fileMB) => db.execute('INSERT INTO media(data) VALUES (?)', [new File([new Uint8Array(fileMB * MB).fill(5)], 'v.bin')]),
 };
 
-export async function run({ fileMB = 256 } = {}) {
+export async function run({ fileMB = 256, only = '' } = {}) {
   const name = `stall-${Math.random().toString(36).slice(2, 8)}.db`;
   const writer = await open(name);
   await writer.execute('CREATE TABLE thumbs(id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
@@ -78,6 +78,7 @@ export async function run({ fileMB = 256 } = {}) {
   const idle = await gallery(reader, new Promise((r) => setTimeout(r, 1000)));
   rows.push(summary('nothing (baseline)', idle, null, null));
   for (const [what, call] of Object.entries(longCalls(fileMB))) {
+    if (!what.includes(only)) continue;
     const before = ahead[what.split(' ')[0]];
     if (before) {
       await before(writer, fileMB);
