@@ -73,6 +73,17 @@ for engine in $engines; do
   echo "== 3/3 e2e: the packed package in $engine"
   e2e "$engine" "$logs/$engine" || rc=1
 done
+# Each failed or cancelled test of engine $1, with its diagnostics (the TAP
+# block from "not ok" to the YAML's closing "..."), from file $2: the
+# terminal's report can scroll away, and the TAP files go at exit.
+failures() {
+  awk -v engine="$1" '/^ *not ok / { on = 1; print "[" engine "] " $0; next }
+    on { print "[" engine "] " $0; if ($0 ~ /^ *\.\.\.$/) on = 0 }' "$2"
+}
 echo "== e2e, per engine"
 for engine in $engines; do counts "$engine" "$logs/$engine"; done
+if [ "$rc" != 0 ]; then
+  echo "== e2e, what failed"
+  for engine in $engines; do failures "$engine" "$logs/$engine"; done
+fi
 exit $rc
