@@ -177,14 +177,22 @@ impl Db {
     /// Call before a user statement steps, with whether it is DDL. No hook
     /// sees the schema table written, so its change is marked here, pending
     /// in the statement's transaction like the rows the hooks report.
-    /// A new database moves to WAL here, before the first statement after
-    /// its first commit (if SQLite cannot yet, the next statement tries).
     fn before_step(&self, changes_schema: bool) {
-        if self.wal_due.get() {
-            self.wal_due.set(journal::settle(&self.conn).unwrap_or(true));
-        }
+        self.settle_journal();
         if changes_schema {
             self.hooks.changes().changed(SCHEMA);
+        }
+    }
+
+    /// A new database moves to WAL here, before the first statement after
+    /// its first commit (if SQLite cannot yet, the next statement tries).
+    /// Every path a user statement steps on calls it first: a plain one's
+    /// (`before_step`), and a savepoint's begun outside a transaction, as a
+    /// streamed value's, a batch's and a following tab's recorded call's
+    /// are (inside one, nothing can move).
+    fn settle_journal(&self) {
+        if self.wal_due.get() {
+            self.wal_due.set(journal::settle(&self.conn).unwrap_or(true));
         }
     }
 
@@ -209,6 +217,7 @@ impl Db {
 
     /// Begins savepoint `sp`; the mark is for [`Db::end_savepoint`].
     pub fn begin_savepoint(&mut self, sp: &Savepoint) -> Result<Mark> {
+        self.settle_journal();
         let mark = self.hooks.changes().mark();
         self.exec_simple(sp.begin)?;
         Ok(mark)

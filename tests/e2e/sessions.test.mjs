@@ -54,6 +54,35 @@ test('a read from another session during a streamed 64 MB INSERT answers before 
   assert.equal(got.own, 1);
 });
 
+test("a new database written only by a later session's Files still reads beside its next write", async (t) => {
+  const got = await inPage(
+    h.page,
+    async ({ open }, { name }) => {
+      // The gallery opens first, so the worker is its tab's; every write is
+      // another session's, each run in a savepoint with its record (its
+      // exactly-once), and no statement runs outside one on the writer.
+      const gallery = await open(name);
+      const writer = await open(name);
+      await writer.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, data BLOB)');
+      await writer.execute('INSERT INTO media(data) VALUES (?)', [new File([new Uint8Array(8 << 20).fill(1)], 'a.bin')]);
+      const order = [];
+      const file = new File([new Uint8Array(64 << 20).fill(7)], 'clip.bin');
+      const insert = writer.execute('INSERT INTO media(data) VALUES (?)', [file]).then(() => order.push('insert'));
+      const during = await gallery.query('SELECT count(*) AS n FROM media');
+      order.push('read');
+      await insert;
+      await writer.close();
+      await gallery.close();
+      return { order, during: during[0].n };
+    },
+    { name: dbName(t) },
+  );
+  // A new database moves to WAL (and gains readers) at its first statement
+  // after its first commit, one begun in a savepoint included.
+  assert.deepEqual(got.order, ['read', 'insert'], 'the read answered while the INSERT ran');
+  assert.equal(got.during, 1, 'it saw the last commit');
+});
+
 test("while one session's transaction is open, another reads the last commit; it sees the transaction once it commits", async (t) => {
   const got = await inPage(
     h.page,
