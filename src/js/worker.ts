@@ -15,7 +15,7 @@ import { cipher, db, openEngine, reader, refusal, type Engine } from './worker/e
 import { discardStage } from './worker/feed.js';
 import { rerunWatches, unwatchAll } from './worker/live.js';
 import { handle, handleRead, isRequest, type Context } from './worker/ops.js';
-import { Queue, STREAMS } from './worker/queue.js';
+import { Queue, READS } from './worker/queue.js';
 import { StageSpace } from './worker/stage.js';
 
 /** The parts of DedicatedWorkerGlobalScope used here (the DOM lib lacks it). */
@@ -50,7 +50,7 @@ const queue: Queue = new Queue(
       checkpoint((conn) => conn.checkpointDue());
     },
     read: (from, req) => {
-      if (STREAMS.has(req.op)) return db.conn && handleRead(from, req, db.conn);
+      if (READS.get(req.op) === 'snapshot') return db.conn && handleRead(from, req, db.conn);
       const r = reader();
       // Its read handle goes with the request: nothing it keeps holds a
       // snapshot, or a checkpoint, until the next.

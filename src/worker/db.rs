@@ -511,6 +511,11 @@ impl Db {
         self.hooks.wal_frames()
     }
 
+    /// Commits into the WAL since this connection opened (see `hooks`).
+    pub fn commits(&self) -> u64 {
+        self.hooks.commits()
+    }
+
     /// The page size, read once (WAL fixes it).
     pub fn page_size(&mut self) -> Result<i64> {
         if self.page_size == 0 {

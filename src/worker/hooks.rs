@@ -8,7 +8,7 @@
 //! | pre-update | change tracking (`codec::changes`): a table of `main` changed; the placeholder [`Watch`] of a streaming `execute` (`streams`), while its statement steps |
 //! | commit | change tracking: the pending tables are committed |
 //! | rollback | sessions (their values may be undone); change tracking: the pending tables are not |
-//! | WAL | the checkpoints' schedule (`journal`): the frames in the `-wal` file after each commit |
+//! | WAL | the checkpoints' schedule (`journal`): the frames in the `-wal` file after each commit; kept snapshots (`snapshots`): a commit was made |
 //!
 //! Installing the WAL hook replaces SQLite's own automatic checkpoint
 //! (itself a WAL hook), so no commit pays for a checkpoint by surprise:
@@ -52,6 +52,8 @@ struct Listeners {
     /// Frames in `main`'s `-wal` file after the last commit (0 before
     /// any, and after a checkpoint that emptied it).
     wal_frames: Cell<i32>,
+    /// Commits into `main`'s WAL since the connection opened.
+    commits: Cell<u64>,
 }
 
 pub struct Hooks {
@@ -103,6 +105,7 @@ unsafe extern "C" fn on_wal(ctx: *mut c_void, _db: *mut ffi::sqlite3, schema: *c
     let l = &*(ctx as *const Listeners);
     if CStr::from_ptr(schema).to_bytes() == b"main" {
         l.wal_frames.set(frames);
+        l.commits.set(l.commits.get() + 1);
     }
     ffi::SQLITE_OK
 }
@@ -126,6 +129,7 @@ impl Hooks {
             changes: RefCell::default(),
             watch: Cell::new(ptr::null_mut()),
             wal_frames: Cell::new(0),
+            commits: Cell::new(0),
         });
         let ctx = &*listeners as *const Listeners as *mut c_void;
         unsafe {
@@ -162,6 +166,12 @@ impl Hooks {
     /// Frames in the `-wal` file after the last commit (see [`Hooks::wal_checkpointed`]).
     pub fn wal_frames(&self) -> i32 {
         self.listeners.wal_frames.get()
+    }
+
+    /// Commits into the WAL so far: a reader that began its snapshot when
+    /// this was the same reads the last commit.
+    pub fn commits(&self) -> u64 {
+        self.listeners.commits.get()
     }
 
     /// A checkpoint left `frames` in the WAL that no reader's snapshot

@@ -96,8 +96,10 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     }
     return r;
   },
-  readBlob(req, { conn, transfer }) {
-    const bytes = conn.readBlob(req.table, req.column, req.rowid, req.offset, req.length);
+  // Far into a value, on a snapshot kept for it (snapshots.rs): a player's
+  // seeks between other calls do not walk the value from its start.
+  readBlob(req, { conn, transfer, beside = false }) {
+    const bytes = conn.readRange(req.table, req.column, req.rowid, req.offset, req.length, beside);
     transfer.push(bytes.buffer);
     return bytes;
   },
@@ -305,8 +307,8 @@ export async function handle(
 
 /**
  * Answers a read (`READS` in queue.ts) beside the writer: on `reader`, or,
- * for a blob stream, on the writer's connection, which reads it on the
- * stream's snapshot. Resolves `false`, having answered nothing, when it
+ * for a blob stream's and `readBlob`, on the writer's connection, which
+ * reads them on a snapshot. Resolves `false`, having answered nothing, when it
  * cannot run there (RESQ_ON_WRITER: a write, a transaction statement, a
  * temp table of the writer's, a stream without a snapshot): the writer
  * runs it then, through `handle`.

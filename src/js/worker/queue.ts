@@ -70,23 +70,23 @@ export const EXPORT_IDLE_MS = 10_000;
 export const RERUN_EVERY = 16;
 
 /**
- * Ops that may run beside the writer: reads in one call, a live query's
- * first run and its end, and a `blobStream`'s (on its snapshot, snapshots.rs).
+ * Ops that may run beside the writer, and where: `reader`, on the worker's
+ * reader (reads in one call, a live query's first run and its end); or
+ * `snapshot`, on the writer's connection, which reads them on a snapshot
+ * (snapshots.rs): a `blobStream`'s, and `readBlob` (far into a value, on
+ * one kept for it).
  */
-export const READS: ReadonlySet<string> = new Set([
-  'query',
-  'queryBytes',
-  'readBlob',
-  'blobFile',
-  'watch',
-  'unwatch',
-  'blobStreamOpen',
-  'blobStreamRead',
-  'blobStreamClose',
+export const READS: ReadonlyMap<string, 'reader' | 'snapshot'> = new Map([
+  ['query', 'reader'],
+  ['queryBytes', 'reader'],
+  ['blobFile', 'reader'],
+  ['watch', 'reader'],
+  ['unwatch', 'reader'],
+  ['readBlob', 'snapshot'],
+  ['blobStreamOpen', 'snapshot'],
+  ['blobStreamRead', 'snapshot'],
+  ['blobStreamClose', 'snapshot'],
 ]);
-
-/** Of `READS`, those of a blob stream, which the writer's connection answers from the stream's snapshot. */
-export const STREAMS: ReadonlySet<string> = new Set(['blobStreamOpen', 'blobStreamRead', 'blobStreamClose']);
 
 /** What the queue runs, and whom it tells. */
 export interface Work {

@@ -2,7 +2,7 @@
 //! once (`readBlob`) or as a `blobStream` session of a caller's, each chunk
 //! copied once into a fresh `Uint8Array`.
 
-use super::{js_err, open_reader, sink, Connection, JsResult};
+use super::{js_err, open_reader, sink, Connection, Db, JsResult};
 use crate::codec::Error;
 use crate::worker::snapshots::On;
 use js_sys::Uint8Array;
@@ -41,6 +41,35 @@ impl Connection {
         let out = Uint8Array::new_with_length(len as u32);
         self.db.read_blob(table, column, rowid, start, len, &mut sink(&out)).map_err(js_err)?;
         Ok(out)
+    }
+
+    /// The `readBlob` call: as [`Self::read_blob`], but far into a value on
+    /// a snapshot kept for it while nothing commits, and `beside` the
+    /// writer (another call's now) on a reader of the last commit (see
+    /// `snapshots`); `RESQ_ON_WRITER` where there is none.
+    #[wasm_bindgen(js_name = readRange)]
+    pub fn read_range(
+        &mut self,
+        table: &str,
+        column: &str,
+        #[wasm_bindgen(unchecked_param_type = "number | bigint")] rowid: JsValue,
+        offset: Option<f64>,
+        length: Option<f64>,
+        beside: bool,
+    ) -> JsResult<Uint8Array> {
+        let id = rowid_from_js(&rowid).map_err(js_err)?;
+        let reader = || open_reader(&self.storage, &self.name, self.key.as_ref(), self.threshold);
+        let read = |db: &mut Db| {
+            let (start, len) = db.blob_range(table, column, id, offset, length)?;
+            let out = Uint8Array::new_with_length(len as u32);
+            db.read_blob(table, column, id, start, len, &mut sink(&out))?;
+            Ok(out)
+        };
+        let cell = (table, column, id);
+        match self.snapshots.blob_read(&self.db, &reader, cell, offset.unwrap_or(0.0), beside, read) {
+            Some(r) => r.map_err(js_err),
+            None => self.read_blob(table, column, rowid, offset, length),
+        }
     }
 
     /// Begins a `blobStream` of the caller `tab` (its tab's id, as `callEnd`
