@@ -57,10 +57,6 @@ struct Session {
     /// Begun while a transaction was open: a rollback may undo its value.
     in_transaction: bool,
     changed: bool,
-    /// Read on a snapshot of its own (see `snapshots`), which keeps the
-    /// value it began on whatever changes: `changed` matters once it has
-    /// none.
-    snapshot: bool,
 }
 
 /// The open `blobStream` sessions. The connection's hooks (see `hooks`)
@@ -226,19 +222,18 @@ impl Reads {
         length: Option<f64>,
     ) -> Result<(u32, u64, u64)> {
         let (start, len) = self.range(conn, table, column, rowid, offset, length)?;
-        let id = self.register(tab, (table, column, rowid), start + len, conn.in_transaction(), false);
+        let id = self.register(tab, (table, column, rowid), start + len, conn.in_transaction());
         Ok((id, start, start + len))
     }
 
     /// Records a session of `tab`'s on one cell, ending at byte `end`, whose
-    /// range was checked elsewhere (on its snapshot, when `snapshot`): its id.
+    /// range may have been checked elsewhere (on its snapshot): its id.
     pub fn register(
         &mut self,
         tab: &str,
         (table, column, rowid): (&str, &str, i64),
         end: u64,
         in_transaction: bool,
-        snapshot: bool,
     ) -> u32 {
         let mut s = self.sessions.borrow_mut();
         if s.list.len() >= MAX_SESSIONS {
@@ -255,7 +250,6 @@ impl Reads {
             end,
             in_transaction,
             changed: false,
-            snapshot,
         });
         id
     }
@@ -265,17 +259,19 @@ impl Reads {
         self.sessions.borrow().list.iter().any(|x| x.id == id)
     }
 
-    /// Session `id` lost its snapshot: from now on it reads the database as
-    /// it is, and fails if its value changed since it began.
-    pub fn lost_snapshot(&mut self, id: u32) {
-        if let Some(x) = self.sessions.borrow_mut().list.iter_mut().find(|x| x.id == id) {
-            x.snapshot = false;
-        }
-    }
-
     /// The cell of `tab`'s session `id`, still holding the value it began
     /// on, or why not. Ends the session when this read reaches its end.
-    pub fn session_cell(&mut self, tab: &str, id: u32, start: u64, len: u64) -> Result<(String, String, i64)> {
+    /// `on_snapshot`: it reads on a snapshot of its own (see `snapshots`),
+    /// which keeps the value it began on whatever changed; one that lost
+    /// its snapshot reads the database as it is, and fails if its value
+    /// changed since it began.
+    pub fn session_cell(
+        &mut self,
+        tab: &str,
+        id: u32,
+        (start, len): (u64, u64),
+        on_snapshot: bool,
+    ) -> Result<(String, String, i64)> {
         let mut s = self.sessions.borrow_mut();
         let Some(i) = s.list.iter().position(|x| x.id == id && x.tab == tab) else {
             return Err(Error::BadParam(
@@ -283,7 +279,7 @@ impl Reads {
             ));
         };
         let x = &s.list[i];
-        if x.changed && !x.snapshot {
+        if x.changed && !on_snapshot {
             let e = Error::Sqlite {
                 errno: SQLITE_ABORT,
                 message: format!(

@@ -85,10 +85,11 @@ pub struct Snapshots {
     idle: Vec<Db>,
 }
 
-/// Where a chunk of a stream is read.
+/// Where a chunk of a stream is read: on the writer, or on the snapshot at
+/// this place among the open ones (until a [`Snapshots`] method changes them).
 pub enum On {
     Writer,
-    Snapshot,
+    Snapshot(usize),
 }
 
 impl Snapshots {
@@ -129,29 +130,27 @@ impl Snapshots {
     /// Where session `id`'s next chunk is read: on its snapshot if it has
     /// one; else on the writer, which must be free for it (not `beside`).
     pub fn on(&self, id: u32, beside: bool) -> Result<On> {
-        match (self.open.iter().any(|(x, _)| *x == id), beside) {
-            (true, _) => Ok(On::Snapshot),
-            (false, false) => Ok(On::Writer),
-            (false, true) => Err(Error::OnWriter),
+        match (self.open.iter().position(|(x, _)| *x == id), beside) {
+            (Some(i), _) => Ok(On::Snapshot(i)),
+            (None, false) => Ok(On::Writer),
+            (None, true) => Err(Error::OnWriter),
         }
     }
 
-    /// Reads `[start, start + len)` of `cell` on session `id`'s snapshot
-    /// (see [`Snapshots::on`]) into `sink`; the snapshot is let go after
-    /// the stream's last chunk, or an error.
+    /// Reads `[start, start + len)` of `cell` on the snapshot at `i`, as
+    /// [`Snapshots::on`] found it, into `sink`; the snapshot is let go
+    /// after the stream's last chunk, or an error.
     pub fn read(
         &mut self,
         writer: &Db,
-        id: u32,
+        i: usize,
         cell: (&str, &str, i64),
         (start, len): (u64, u64),
         sink: &mut dyn FnMut(u64, &[u8]),
     ) -> Result<()> {
-        let Some(i) = self.open.iter().position(|(x, _)| *x == id) else {
-            return Err(Error::OnWriter);
-        };
-        let r = self.open[i].1.read_blob(cell.0, cell.1, cell.2, start, len, sink);
-        if r.is_err() || !writer.stream_is_open(id) {
+        let (id, snap) = &mut self.open[i];
+        let r = snap.read_blob(cell.0, cell.1, cell.2, start, len, sink);
+        if r.is_err() || !writer.stream_is_open(*id) {
             let (_, snap) = self.open.swap_remove(i);
             self.put_back(snap);
         }
@@ -250,9 +249,8 @@ impl Snapshots {
 
     /// Lets every stream's snapshot go: they read on the writer from now on
     /// (see the module's notes); and those kept for `readBlob`s.
-    pub fn let_go(&mut self, writer: &mut Db) {
-        for (id, snap) in std::mem::take(&mut self.open) {
-            writer.stream_lost_snapshot(id);
+    pub fn let_go(&mut self) {
+        for (_, snap) in std::mem::take(&mut self.open) {
             self.put_back(snap);
         }
         for seek in std::mem::take(&mut self.seeks) {
@@ -263,7 +261,7 @@ impl Snapshots {
     /// Lets every snapshot go, the export's too (it ends), and closes every
     /// reader: the database is to leave WAL, or close.
     pub fn close(&mut self, writer: &mut Db) {
-        self.let_go(writer);
+        self.let_go();
         self.export_end(writer);
         for mut snap in self.idle.drain(..) {
             let _ = snap.close();
@@ -288,7 +286,7 @@ impl Snapshots {
         // first, and no stream's snapshot may hold it.
         let plain = !cipher::keyed(writer.conn());
         if !plain {
-            self.let_go(writer);
+            self.let_go();
         }
         let Some(mut snap) = self.take(reader) else {
             return writer.export_begin().map(|size| (size, false));
@@ -340,7 +338,7 @@ impl Snapshots {
         if self.open.is_empty() || !journal::held_too_long(writer.wal_frames(), writer.page_size()?) {
             return Ok(false);
         }
-        self.let_go(writer);
+        self.let_go();
         Ok(true)
     }
 

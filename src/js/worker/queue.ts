@@ -186,7 +186,7 @@ export class Queue {
    * is neither in the caller's order nor in its transaction.
    */
   #session(e: Entry): object {
-    if (!(e.req as { own?: boolean }).own) return e.from;
+    if (e.req.op !== 'watch' || !e.req.own) return e.from;
     let s = this.#own.get(e.from);
     if (!s) this.#own.set(e.from, (s = {}));
     return s;

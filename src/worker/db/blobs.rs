@@ -52,9 +52,16 @@ impl Db {
 
     /// The cell `[start, start + len)` of `tab`'s session `id` is to be
     /// read from (with [`Db::read_blob`]), or why not: the session is
-    /// unknown, ended, or its value changed since it began (`SQLITE_ABORT`).
-    pub fn stream_cell(&mut self, tab: &str, id: u32, start: u64, len: u64) -> Result<(String, String, i64)> {
-        self.reads.session_cell(tab, id, start, len)
+    /// unknown, ended, or, read here rather than `on_snapshot`, its value
+    /// changed since it began (`SQLITE_ABORT`).
+    pub fn stream_cell(
+        &mut self,
+        tab: &str,
+        id: u32,
+        range: (u64, u64),
+        on_snapshot: bool,
+    ) -> Result<(String, String, i64)> {
+        self.reads.session_cell(tab, id, range, on_snapshot)
     }
 
     pub fn stream_close(&mut self, tab: &str, id: u32) {
@@ -69,17 +76,12 @@ impl Db {
     /// Records a session of `tab`'s on a cell whose range a snapshot of its
     /// own checked (see `snapshots`), ending at byte `end`: its id.
     pub fn stream_register(&mut self, tab: &str, cell: (&str, &str, i64), end: u64) -> u32 {
-        self.reads.register(tab, cell, end, false, true)
+        self.reads.register(tab, cell, end, false)
     }
 
     /// Session `id` is still open.
     pub fn stream_is_open(&self, id: u32) -> bool {
         self.reads.is_open(id)
-    }
-
-    /// Session `id`'s snapshot was let go: it now reads here.
-    pub fn stream_lost_snapshot(&mut self, id: u32) {
-        self.reads.lost_snapshot(id);
     }
 
     /// Begins the read transaction a reader keeps for a snapshot: what it

@@ -114,11 +114,12 @@ impl Connection {
         let (start, len) = (offset as u64, length as u64);
         let on = self.snapshots.on(session, beside).map_err(js_err)?;
         // Checked before the buffer is made: its length is the caller's word.
-        let (table, column, rowid) = self.db.stream_cell(tab, session, start, len).map_err(js_err)?;
+        let on_snapshot = matches!(on, On::Snapshot(_));
+        let (table, column, rowid) = self.db.stream_cell(tab, session, (start, len), on_snapshot).map_err(js_err)?;
         let out = Uint8Array::new_with_length(len as u32);
         let cell = (table.as_str(), column.as_str(), rowid);
         match on {
-            On::Snapshot => self.snapshots.read(&self.db, session, cell, (start, len), &mut sink(&out)),
+            On::Snapshot(i) => self.snapshots.read(&self.db, i, cell, (start, len), &mut sink(&out)),
             On::Writer => self.db.read_blob(cell.0, cell.1, rowid, start, len, &mut sink(&out)),
         }
         .map_err(js_err)?;
