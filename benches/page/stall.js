@@ -28,39 +28,44 @@ async function gallery(db, done) {
   return times;
 }
 
-/** The long calls, each a function of the writing session and a fresh value. */
+/**
+ * The long calls: `run`, a function of the writing session; `ahead`, what
+ * it needs in place first, done before each time it runs (not timed).
+ */
 function longCalls(fileMB) {
   const file = new File([new Uint8Array(fileMB * MB).fill(7)], 'clip.bin');
   const rows = Array.from({ length: 10000 }, (_, i) => [i, `row ${i}`]);
+  const stored = (db) => db.execute('INSERT INTO media(data) VALUES (?)', [new File([new Uint8Array(fileMB * MB).fill(5)], 'v.bin')]);
   return {
-    [`${fileMB} MB File INSERT`]: (db) => db.execute('INSERT INTO media(data) VALUES (?)', [file]),
-    'executeBatch 10,000 rows': (db) => db.executeBatch('INSERT INTO rows(n, s) VALUES (?, ?)', rows),
-    'a CPU-bound query': (db) =>
-      db.query('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT sum(x) AS s FROM c'),
+    [`${fileMB} MB File INSERT`]: { run: (db) => db.execute('INSERT INTO media(data) VALUES (?)', [file]) },
+    'executeBatch 10,000 rows': { run: (db) => db.executeBatch('INSERT INTO rows(n, s) VALUES (?, ?)', rows) },
+    'a CPU-bound query': {
+      run: (db) => db.query('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT sum(x) AS s FROM c'),
+    },
     // A slow consumer (an upload, a slow disk); the chunks are dropped, so
     // the page holds none of a 1 GiB file.
-    'export() read at 50 MB/s': async (db) => {
-      let n = 0;
-      for await (const chunk of db.export()) {
-        n += chunk.byteLength;
-        await new Promise((r) => setTimeout(r, chunk.byteLength / 50e3));
-      }
-      return n;
+    'export() read at 50 MB/s': {
+      run: async (db) => {
+        let n = 0;
+        for await (const chunk of db.export()) {
+          n += chunk.byteLength;
+          await new Promise((r) => setTimeout(r, chunk.byteLength / 50e3));
+        }
+        return n;
+      },
     },
-    [`blobStream of ${fileMB} MB, 4 MB chunks`]: async (db) => {
-      const [{ id }] = await db.query('SELECT max(id) AS id FROM media');
-      if (id === null) throw new Error('nothing to stream');
-      let n = 0;
-      for await (const chunk of db.blobStream('media', 'data', id, { chunkSize: 4 * MB })) n += chunk.byteLength;
-      return n;
+    [`blobStream of ${fileMB} MB, 4 MB chunks`]: {
+      ahead: stored,
+      run: async (db) => {
+        const [{ id }] = await db.query('SELECT max(id) AS id FROM media');
+        if (id === null) throw new Error('nothing to stream');
+        let n = 0;
+        for await (const chunk of db.blobStream('media', 'data', id, { chunkSize: 4 * MB })) n += chunk.byteLength;
+        return n;
+      },
     },
   };
 }
-
-/** What a long call needs in place first, done before each time it runs (not timed). */
-const ahead = {
-  blobStream: (db, fileMB) => db.execute('INSERT INTO media(data) VALUES (?)', [new File([new Uint8Array(fileMB * MB).fill(5)], 'v.bin')]),
-};
 
 export async function run({ fileMB = 256, only = '' } = {}) {
   const name = `stall-${Math.random().toString(36).slice(2, 8)}.db`;
@@ -77,11 +82,10 @@ export async function run({ fileMB = 256, only = '' } = {}) {
   const rows = [];
   const idle = await gallery(reader, new Promise((r) => setTimeout(r, 1000)));
   rows.push(summary('nothing (baseline)', idle, null, null));
-  for (const [what, call] of Object.entries(longCalls(fileMB))) {
+  for (const [what, { run: call, ahead }] of Object.entries(longCalls(fileMB))) {
     if (!what.includes(only)) continue;
-    const before = ahead[what.split(' ')[0]];
-    if (before) {
-      await before(writer, fileMB);
+    if (ahead) {
+      await ahead(writer);
       // Its checkpoint done, as for any value stored a while ago.
       await new Promise((r) => setTimeout(r, 1000));
     }
