@@ -160,16 +160,9 @@ async function model(t, writers, failovers) {
   const runs = pages.map((page, w) =>
     inPage(
       page,
-      async (_, { tab, seed }) => {
-        let x = seed;
-        const rand = (n) => {
-          x ^= x << 13;
-          x >>>= 0;
-          x ^= x >>> 17;
-          x ^= x << 5;
-          x >>>= 0;
-          return x % n;
-        };
+      async ({ seeded }, { tab, seed }) => {
+        const next = seeded(seed);
+        const rand = (n) => Math.floor(next() * n);
         const m = new Map();
         const out = { calls: 0, failed: [], wrongReads: 0, spans: [] };
         globalThis.stopModel = false;

@@ -30,16 +30,8 @@ after(async () => {
 async function run(name, storage, seed) {
   return inPage(
     h.page,
-    async ({ open }, { name, storage, seed, ops, reopen }) => {
-      let x = seed >>> 0;
-      const rand = () => {
-        x ^= x << 13;
-        x >>>= 0;
-        x ^= x >>> 17;
-        x ^= x << 5;
-        x >>>= 0;
-        return x / 4294967296;
-      };
+    async ({ open, seeded }, { name, storage, seed, ops, reopen }) => {
+      const rand = seeded(seed);
       const pick = (n) => (rand() * n) | 0;
       const bytes = (n) => {
         const b = new Uint8Array(n);

@@ -34,16 +34,8 @@ test(`soak: ${OPS} BLOB puts, gets and deletes of 1 KB–8 MB by every path; was
   await h.page.exposeFunction('resqHeap', heap.measure);
   const r = await inPage(
     h.page,
-    async ({ open, probe }, { name, ops }) => {
-      let x = 99;
-      const rand = () => {
-        x ^= x << 13;
-        x >>>= 0;
-        x ^= x >>> 17;
-        x ^= x << 5;
-        x >>>= 0;
-        return x / 4294967296;
-      };
+    async ({ open, probe, seeded }, { name, ops }) => {
+      const rand = seeded(99);
       const db = await open(name);
       await db.execute('CREATE TABLE s(id INTEGER PRIMARY KEY, n INTEGER, data BLOB)');
       const ids = [];

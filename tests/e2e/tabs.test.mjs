@@ -129,16 +129,9 @@ test('model check over two tabs with a failover in the middle: every row as the 
   const model = (page, tab, ops, seed) =>
     inPage(
       page,
-      async (_, { tab, ops, seed }) => {
-        let x = seed;
-        const rand = (n) => {
-          x ^= x << 13;
-          x >>>= 0;
-          x ^= x >>> 17;
-          x ^= x << 5;
-          x >>>= 0;
-          return x % n;
-        };
+      async ({ seeded }, { tab, ops, seed }) => {
+        const next = seeded(seed);
+        const rand = (n) => Math.floor(next() * n);
         const m = new Map();
         let died = 0;
         for (let i = 0; i < ops; i++) {
