@@ -2,7 +2,11 @@
 // a browser under memory pressure does), or the whole renderer crashes
 // (CDP Page.crash in Chromium; in Firefox, a SIGKILL of its content
 // processes), while transactions with 16 KB–8 MB BLOBs, File streams
-// and staged values are in flight. Then the database is opened again:
+// and staged values are in flight, with two more sessions beside them: one
+// that reads the acknowledged rows back (whole, streamed, and in ranges far
+// into them) and one that writes small rows of its own. A read that does
+// not give an acknowledged row's bytes fails the trial. Then the database
+// is opened again:
 // every acknowledged row is there with its bytes' hash right, integrity_check
 // is ok, and no temp space is left over. `RESQ_KILL_TRIALS` sets the count
 // (npm test: a reduced run; npm run stress: 300).
@@ -30,16 +34,8 @@ after(async () => {
 async function workload(page, name, seed, killAfter, crash, key) {
   return inPage(
     page,
-    async ({ open }, { name, seed, killAfter, crash, key }) => {
-      let x = seed >>> 0 || 1;
-      const rand = () => {
-        x ^= x << 13;
-        x >>>= 0;
-        x ^= x >>> 17;
-        x ^= x << 5;
-        x >>>= 0;
-        return x / 4294967296;
-      };
+    async ({ open, seeded }, { name, seed, killAfter, crash, key }) => {
+      const rand = seeded(seed);
       const hex = async (b) =>
         Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (v) => v.toString(16).padStart(2, '0')).join('');
       const bytes = (n) => {
@@ -49,6 +45,10 @@ async function workload(page, name, seed, killAfter, crash, key) {
       };
       const db = await open(name, key ? { key } : {});
       await db.execute('CREATE TABLE IF NOT EXISTS k(id TEXT PRIMARY KEY, sum TEXT, data BLOB)');
+      const reader = await open(name, key ? { key } : {});
+      const other = await open(name, key ? { key } : {});
+      // The last rows this page had acknowledged, with their bytes.
+      const done = [];
       let n = 0;
       const row = async () => {
         const data = bytes(Math.round(16384 * 512 ** rand())); // 16 KB – 8 MB, log-uniform
@@ -77,7 +77,63 @@ async function workload(page, name, seed, killAfter, crash, key) {
             if (e.code !== 'RESQ_WORKER_DIED') throw e;
             return;
           }
-          for (const r of rows) await window.resqAck(r.id, r.sum);
+          for (const r of rows) {
+            await window.resqAck(r.id, r.sum);
+            done.push(r);
+            if (done.length > 8) done.shift();
+          }
+        }
+      })();
+      // Once the worker is gone any call may fail (a stream's session is
+      // not carried over); before, none may.
+      const stopped = (e) => !running || e?.code === 'RESQ_WORKER_DIED';
+      const pick = seeded(seed + 1000);
+      const reads = (async () => {
+        while (running) {
+          const r = done[Math.floor(pick() * done.length)];
+          if (!r) {
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            continue;
+          }
+          try {
+            const [found] = await reader.query('SELECT rowid FROM k WHERE id = ?', [r.id]);
+            if (!found) {
+              await window.resqWrong(`${r.id}: acknowledged, but not there`);
+              continue;
+            }
+            const way = pick();
+            let got = null;
+            let want = r.data;
+            if (way < 0.4) got = await reader.readBlob('k', 'data', found.rowid);
+            else if (way < 0.7) {
+              const chunks = [];
+              for await (const c of reader.blobStream('k', 'data', found.rowid, { chunkSize: 256 << 10 })) chunks.push(c);
+              got = new Uint8Array(await new Blob(chunks).arrayBuffer());
+            } else {
+              const offset = Math.floor(r.data.length * (0.5 + pick() / 2));
+              got = await reader.readBlob('k', 'data', found.rowid, { offset, length: Math.min(65536, r.data.length - offset) });
+              want = r.data.subarray(offset, offset + got.length);
+            }
+            if (got.length !== want.length || (await hex(got)) !== (await hex(want))) await window.resqWrong(`${r.id}: other bytes`);
+            await window.resqRead();
+          } catch (e) {
+            if (stopped(e)) return;
+            throw e;
+          }
+        }
+      })();
+      let m = 0;
+      const writes = (async () => {
+        while (running) {
+          const data = bytes(16384);
+          const r = { id: `${seed}-other-${m++}`, sum: await hex(data) };
+          try {
+            await other.execute(insert, [r.id, r.sum, data]);
+          } catch (e) {
+            if (stopped(e)) return;
+            throw e;
+          }
+          await window.resqAck(r.id, r.sum);
         }
       })();
       await new Promise((r) => setTimeout(r, killAfter));
@@ -90,8 +146,8 @@ async function workload(page, name, seed, killAfter, crash, key) {
       // settles.
       running = false;
       window.workers.at(-1).terminate();
-      window.resqKilled = { at: performance.now(), db };
-      await loop;
+      window.resqKilled = { at: performance.now(), dbs: [db, reader, other] };
+      await Promise.all([loop, reads, writes]);
       return 'terminated';
     },
     { name, seed, killAfter, crash, key },
@@ -110,13 +166,20 @@ async function killTrials(t, key) {
   const acked = new Map(); // id → hash, for rows not yet checked and pruned
   let ackedTotal = 0;
   const reopenMs = { terminate: [], crash: [] }; // by how the trial killed
-  const totals = { trials: 0, crashes: 0, lost: 0, mismatches: 0, integrity: 0, leftover: 0, rows: 0 };
+  const totals = { trials: 0, crashes: 0, lost: 0, mismatches: 0, integrity: 0, leftover: 0, rows: 0, reads: 0 };
+  const wrongReads = [];
   const fresh = async () => {
     const page = await h.newPage();
     await keepWorkers(page);
     await page.exposeFunction('resqAck', (id, sum) => {
       acked.set(id, sum);
       ackedTotal += 1;
+    });
+    await page.exposeFunction('resqRead', () => {
+      totals.reads += 1;
+    });
+    await page.exposeFunction('resqWrong', (what) => {
+      wrongReads.push(what);
     });
     const crashRenderer = await h.crasher(page);
     await page.exposeFunction('resqCrash', () => void crashRenderer().catch(() => {}));
@@ -156,7 +219,7 @@ async function killTrials(t, key) {
           await db.query('DELETE FROM k WHERE rowid NOT IN (SELECT rowid FROM k ORDER BY rowid DESC LIMIT 8) RETURNING id')
         ).map((r) => r.id);
         await db.close();
-        await killed?.db.close();
+        for (const d of killed?.dbs ?? []) await d.close();
         window.resqKilled = undefined;
         return {
           reopenMs,
@@ -202,8 +265,10 @@ async function killTrials(t, key) {
   const q = (ms, p) => [...ms].sort((a, b) => a - b)[Math.min(ms.length - 1, Math.floor(p * ms.length))]?.toFixed(1);
   const times = (ms) => `p50 ${q(ms, 0.5)} ms p99 ${q(ms, 0.99)} ms`;
   t.diagnostic(
-    `trials ${totals.trials} (${totals.crashes} renderer crashes), acknowledged rows ${ackedTotal}, lost ${totals.lost}, hash mismatches ${totals.mismatches}, integrity failures ${totals.integrity}, leftover temp files ${totals.leftover}, rows kept between trials 8, reopen after terminate() (the same tab recovers, timed from the kill) ${times(reopenMs.terminate)}, after a crash (a new tab opens it) ${times(reopenMs.crash)}`,
+    `trials ${totals.trials} (${totals.crashes} renderer crashes), acknowledged rows ${ackedTotal}, lost ${totals.lost}, reads beside the writes ${totals.reads} (wrong ${wrongReads.length}), hash mismatches ${totals.mismatches}, integrity failures ${totals.integrity}, leftover temp files ${totals.leftover}, rows kept between trials 8, reopen after terminate() (the same tab recovers, timed from the kill) ${times(reopenMs.terminate)}, after a crash (a new tab opens it) ${times(reopenMs.crash)}`,
   );
+  assert.deepEqual(wrongReads, [], 'every read beside the writes gave an acknowledged row its bytes');
+  assert.ok(totals.reads > 0, 'some reads ran beside the writes');
   assert.equal(totals.mismatches, 0);
   assert.equal(totals.integrity, 0);
   assert.equal(totals.leftover, 0);
