@@ -1,5 +1,7 @@
 // Runs a benchmark page module in headless Chromium (cross-origin isolated,
 // for 5 µs timers), prints its tables and saves the raw figures.
+// RESQ_ENGINE=firefox runs it in Firefox ESR instead, as the e2e tests
+// drive it (the stall bench, say; the peers' builds are timed in Chromium).
 //
 //   node benches/run.mjs <name> [args as JSON [label]]
 //   names: compare (default), query-roundtrip, blob-transfer, staging,
@@ -13,12 +15,11 @@
 // engines only, say) leaves the report (latest.md and charts) alone. The
 // raw figures go to benches/results/<date>-<label>.json; the label is the
 // name, or <name>-args for a run given args.
-import { chromium } from 'playwright-core';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { serveWithProbe } from './probe-server.mjs';
-import { CHROMIUM_ARGS } from '../tests/e2e/harness.mjs';
+import { ENGINE, launch } from '../tests/e2e/harness.mjs';
 
 const name = process.argv[2] ?? 'compare';
 const label = process.argv[4] ?? (process.argv[3] ? `${name}-args` : name);
@@ -29,7 +30,7 @@ const server = await serveWithProbe(root, { '/shipped/': resolve(root, 'pkg') })
 // A real on-disk profile: a launch() without one is off the record, and
 // Chromium then keeps OPFS in memory, far slower for large files than disk.
 const profile = mkdtempSync(resolve(tmpdir(), 'resq-bench-'));
-const browser = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+const browser = await launch(profile, { engine: ENGINE });
 const fmt = (x) => (x === undefined ? '' : x < 1 ? x.toFixed(3) : x < 100 ? x.toFixed(2) : x.toFixed(0));
 
 try {
