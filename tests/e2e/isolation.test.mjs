@@ -36,7 +36,7 @@ after(async () => {
 });
 
 /** The sessions' loop, run in a page: `sessions` opens, `ops` operations in all, from `seed`. */
-const sessionLoops = async ({ open, importDatabase, seeded }, { name, sessions, ops, seed, setUp }) => {
+const sessionLoops = async ({ open, importDatabase, seeded }, { name, sessions, ops, seed, setUp, hold }) => {
   const ACCOUNTS = 20;
   const TOTAL = ACCOUNTS * 1000;
   const MB = 1 << 20;
@@ -160,6 +160,8 @@ const sessionLoops = async ({ open, importDatabase, seeded }, { name, sessions, 
   const results = await Promise.allSettled(dbs.map((db, k) => loop(db, k, share)));
   for (const r of results) if (r.status === 'rejected') diverged(`a call failed: ${r.reason?.code} ${r.reason?.message}`);
   const [last] = await dbs[0].query(STATE);
+  // `hold`: the first stays open (globalThis.resqIsolationHold), so this tab keeps the lead.
+  if (hold) globalThis.resqIsolationHold = dbs.shift();
   for (const db of dbs) await db.close();
   return { counts, divergences, last, ops: share * sessions };
 };
@@ -170,12 +172,16 @@ test('sessions in two tabs read exactly one commit each: transfers, streamed rew
   const name = dbName(t);
   const other = await h.newPage();
   t.after(() => other.close());
-  await inPage(h.page, sessionLoops, { name, sessions: 1, ops: 0, seed: 1, setUp: true });
-  // The leading tab opens first (with the writer's worker); the other follows it.
+  // The leading tab opens first (with the writer's worker) and holds the
+  // database until both are done; the other follows it. Were the other tab
+  // to lead, its close would end the workers this tab's transactions and
+  // streams are bound to (RESQ_WORKER_DIED, as documented).
+  await inPage(h.page, sessionLoops, { name, sessions: 1, ops: 0, seed: 1, setUp: true, hold: true });
   const [here, there] = await Promise.all([
     inPage(h.page, sessionLoops, { name, sessions: 3, ops: Math.round(OPS * 0.75), seed: SEED, setUp: false }),
     inPage(other, sessionLoops, { name, sessions: 1, ops: Math.round(OPS * 0.25), seed: SEED + 1, setUp: false }),
   ]);
+  await inPage(h.page, () => globalThis.resqIsolationHold.close());
   const sum = (k) => here.counts[k] + there.counts[k];
   t.diagnostic(
     `${here.ops + there.ops} operations: ${sum('writes')} commits, ${sum('reads')} reads, ${sum('streams')} streams, ${sum('exports')} exports; 4 sessions in 2 tabs; divergences ${here.divergences.length + there.divergences.length}`,
