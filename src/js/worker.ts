@@ -45,10 +45,7 @@ ready.catch(() => {});
 
 const queue: Queue = new Queue(
   {
-    run: async (from, req) => {
-      await handle(from, req, context, open);
-      checkpoint((conn) => conn.checkpointDue());
-    },
+    run: (from, req) => handle(from, req, context, open),
     read: (from, req) => {
       if (READS.get(req.op) === 'snapshot') return db.conn && handleRead(from, req, db.conn);
       const r = reader();
@@ -64,7 +61,9 @@ const queue: Queue = new Queue(
     idle: () => {
       if (db.conn) rerunWatches(db.conn);
       clearTimeout(idleCheckpoint);
-      idleCheckpoint = setTimeout(() => checkpoint((conn) => queue.quiet() && conn.walPending()), IDLE_CHECKPOINT_MS);
+      idleCheckpoint = setTimeout(() => {
+        if (queue.quiet() && db.conn?.walPending()) queue.checkpoint();
+      }, IDLE_CHECKPOINT_MS);
     },
     expired: (owner) => {
       try {
@@ -74,27 +73,29 @@ const queue: Queue = new Queue(
       }
     },
     die,
+    checkpointDue: () => tried((conn) => conn.checkpointDue()),
+    checkpoint: () => tried((conn) => conn.checkpoint()),
   },
   () => db.conn,
 );
 
 /**
  * Checkpoints: SQLite's automatic one is off (src/worker/hooks.rs). The
- * WAL is copied into the database file once the queue has been quiet for
- * IDLE_CHECKPOINT_MS, and by the call whose commit took the WAL past its
- * bound (after its reply), so no call waits for a checkpoint it did not
- * need and the WAL stays bounded. Best effort: one that fails is tried
- * again at the next turn.
+ * queue copies the WAL into the database file, in slices with reads beside
+ * them, after the request whose commit took the WAL past its bound, and
+ * once it has been quiet for IDLE_CHECKPOINT_MS: no call waits for a
+ * checkpoint, and the WAL stays bounded. Best effort: one that fails is
+ * tried again at the next turn.
  */
 const IDLE_CHECKPOINT_MS = 250;
 let idleCheckpoint: ReturnType<typeof setTimeout> | undefined;
 
-function checkpoint(when: (conn: Engine) => boolean): void {
+function tried(step: (conn: Engine) => boolean): boolean {
   const conn = db.conn;
   try {
-    if (conn && when(conn)) conn.checkpoint();
+    return conn !== null && step(conn);
   } catch {
-    // Tried again later.
+    return false;
   }
 }
 

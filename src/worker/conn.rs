@@ -134,6 +134,18 @@ impl Conn {
         (rc == ffi::SQLITE_OK && !file.is_null() && unsafe { !(*file).pMethods.is_null() }).then_some(file)
     }
 
+    /// The main database's file or its journal (`-wal`) file as the pager
+    /// uses them (`op`: `SQLITE_FCNTL_FILE_POINTER` or
+    /// `SQLITE_FCNTL_JOURNAL_POINTER`): SQLite3MC's, which encrypt and
+    /// decrypt, for an encrypted database. `None` for a file not open.
+    pub fn file_pointer(&self, op: c_int) -> Option<*mut ffi::sqlite3_file> {
+        let mut file: *mut ffi::sqlite3_file = ptr::null_mut();
+        // SAFETY: SQLite writes the handle, live while the connection is
+        // open and the file is.
+        let rc = unsafe { ffi::sqlite3_file_control(self.raw, c"main".as_ptr(), op, (&raw mut file).cast::<c_void>()) };
+        (rc == ffi::SQLITE_OK && !file.is_null() && unsafe { !(*file).pMethods.is_null() }).then_some(file)
+    }
+
     /// Marks the connection as opened on SQLite3MC's VFS (see `main_file`).
     pub fn set_encrypted(&mut self) {
         self.encrypted = true;

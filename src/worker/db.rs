@@ -10,6 +10,7 @@
 //! Every statement is reset and its bindings cleared when a call ends, on
 //! every path, so a failed call leaves nothing bound or locked behind it.
 
+use super::backfill::{Backfill, Slice};
 use super::backup::Export;
 use super::cache::{bind_arena, Cache};
 use super::cipher::{self, Key};
@@ -94,6 +95,8 @@ pub struct Db {
     reader: bool,
     /// The page size, once a checkpoint's schedule needed it (0 before).
     page_size: i64,
+    /// A checkpoint in slices, planned and not yet done.
+    backfill: Option<Backfill>,
     conn: Conn,
 }
 
@@ -159,6 +162,7 @@ impl Db {
             wal_due: Cell::new(false),
             reader,
             page_size: 0,
+            backfill: None,
             conn,
         }
     }
@@ -529,20 +533,49 @@ impl Db {
         self.hooks.wal_frames() > 0
     }
 
-    /// Copies WAL frames into the database file (see `journal::checkpoint`);
-    /// nothing inside a transaction. A passive one also skips a WAL this
-    /// connection's commits left empty; a full one runs whatever they
-    /// say, as frames from before this connection (a crash's) count too.
-    pub fn checkpoint(&mut self, how: journal::Checkpoint) -> Result<()> {
-        let passive = matches!(how, journal::Checkpoint::Passive);
-        if self.conn.in_transaction() || (passive && self.hooks.wal_frames() == 0) {
+    /// Copies a slice of the WAL into the database file (see `backfill`),
+    /// outside a transaction. Returns whether it copied frames and more
+    /// are left: the worker comes back for the next slice, holding writes
+    /// back meanwhile (`queue.ts`), so every commit after a copy that ends
+    /// writes the WAL over from its start, as after SQLite's checkpoint.
+    pub fn checkpoint_slice(&mut self) -> Result<bool> {
+        if self.conn.in_transaction() || self.hooks.wal_frames() == 0 {
+            return Ok(false);
+        }
+        if self.backfill.is_none() {
+            // A kept read handle's snapshot would keep frames back.
+            self.drop_read_handle();
+            self.backfill = Backfill::plan(&self.conn)?;
+        }
+        let Some(plan) = self.backfill.as_mut() else { return Ok(false) };
+        let slice = plan.slice(&self.conn, journal::SLICE);
+        if !matches!(slice, Ok(Slice::More | Slice::Busy)) {
+            self.backfill = None;
+        }
+        match slice? {
+            Slice::More => Ok(true),
+            Slice::Busy | Slice::Stale => Ok(false),
+            Slice::Done(left) => {
+                self.hooks.wal_checkpointed(left as i32);
+                // What a reader's snapshot kept back, or committed since.
+                Ok(left > 0)
+            }
+        }
+    }
+
+    /// Copies every committed frame into the database file and empties the
+    /// WAL (see `journal::checkpoint_all`); nothing inside a transaction.
+    /// Frames from before this connection (a crash's) count too.
+    pub fn checkpoint_all(&mut self) -> Result<()> {
+        if self.conn.in_transaction() {
             return Ok(());
         }
+        self.backfill = None;
         // A kept read handle holds a read transaction, in which SQLite
         // checkpoints nothing (SQLITE_LOCKED).
         self.drop_read_handle();
-        let left = journal::checkpoint(&self.conn, how)?;
-        self.hooks.wal_checkpointed(left);
+        journal::checkpoint_all(&self.conn)?;
+        self.hooks.wal_checkpointed(0);
         Ok(())
     }
 

@@ -415,14 +415,19 @@ impl Connection {
         self.db.wal_pending()
     }
 
-    /// Copies what it can of the WAL into the database file, waiting for
-    /// no reader (a passive checkpoint); nothing inside a transaction.
-    /// Streams' snapshots that held the WAL back far past its bound are
-    /// let go first (see `snapshots`).
-    pub fn checkpoint(&mut self) -> JsResult<()> {
+    /// Copies a slice of the WAL into the database file, a few
+    /// milliseconds' worth, waiting for no reader; nothing inside a
+    /// transaction. Returns whether more is left to copy now: the worker
+    /// calls again after its other work (see `backfill`).
+    /// Streams' snapshots are let go when they keep a slice from copying
+    /// anything and the WAL has grown far past its bound (see `snapshots`);
+    /// the next slice then copies.
+    pub fn checkpoint(&mut self) -> JsResult<bool> {
         self.snapshots.forget_ended(&self.db);
-        self.snapshots.let_go_if_held(&mut self.db).map_err(js_err)?;
-        self.db.checkpoint(super::journal::Checkpoint::Passive).map_err(js_err)
+        if self.db.checkpoint_slice().map_err(js_err)? {
+            return Ok(true);
+        }
+        self.snapshots.let_go_if_held(&mut self.db).map_err(js_err)
     }
 
     /// Closes the database and releases its storage. A second call is a no-op.

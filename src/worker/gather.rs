@@ -407,6 +407,13 @@ unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_int 
 after_held!(sync(flags: c_int) => xSync);
 after_held!(file_control(op: c_int, arg: *mut c_void) => xFileControl);
 
+/// A file control of this VFS's own, which like every file control writes
+/// what the file holds back first, and does nothing else (the pool answers
+/// `SQLITE_NOTFOUND`). A checkpoint in slices (`backfill.rs`) ends each
+/// slice with it, so its writes fail, if they do, in the slice, not in the
+/// call that comes next.
+pub const FCNTL_WRITE_HELD: c_int = 0x5245_5351;
+
 unsafe extern "C" fn file_size(file: *mut ffi::sqlite3_file, size: *mut i64) -> c_int {
     let f = File::of(file);
     let rc = (f.methods().xFileSize.expect("the pool sizes files"))(f.inner, size);

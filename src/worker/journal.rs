@@ -22,8 +22,10 @@
 //! automatic one (at 1,000 pages, at the end of the commit that reaches
 //! them) is off (`hooks.rs` has the WAL hook): the worker checkpoints when
 //! its queue is idle, and after the reply of a call whose commit took the
-//! WAL past [`WAL_BOUND`] ([`due`]). A large value is still written twice,
-//! but its call does not wait for the second write (the next call does).
+//! WAL past [`WAL_BOUND`] ([`due`]), in slices of [`SLICE`] bytes with
+//! the worker's other calls between them (`backfill.rs`). A large value is
+//! still written twice, but neither its call nor the next waits for the
+//! second write.
 //!
 //! A memory database keeps its journal in memory and never uses WAL.
 
@@ -99,33 +101,23 @@ pub fn held_too_long(frames: i32, page_size: i64) -> bool {
     i64::from(frames) * (page_size + 24) >= 4 * WAL_BOUND
 }
 
-/// How much of the WAL a [`checkpoint`] copies.
-#[derive(Clone, Copy)]
-pub enum Checkpoint {
-    /// Every frame no reader's snapshot still needs, waiting for no one.
-    Passive,
-    /// Every committed frame, then the WAL emptied, so the file alone
-    /// holds the last commit (`export()`); no reader may be reading.
-    Truncate,
-}
+/// Bytes one slice of a checkpoint copies (`backfill`): a few
+/// milliseconds of OPFS reads and writes, so a call that comes meanwhile
+/// waits no longer than that (a 1 GiB WAL copied at once held the worker
+/// 6–7 s).
+pub const SLICE: i64 = 2 << 20;
 
-/// Copies WAL frames into the database file. Returns the frames still to
-/// copy (0 when it copied them all, and the next commit writes the WAL
-/// over from its start); a [`Checkpoint::Truncate`] that cannot copy them
-/// all is `RESQ_LOCKED`. Nothing to do outside WAL mode.
-pub fn checkpoint(conn: &Conn, how: Checkpoint) -> Result<i32> {
-    let sql = match how {
-        Checkpoint::Passive => "PRAGMA main.wal_checkpoint(PASSIVE)",
-        Checkpoint::Truncate => "PRAGMA main.wal_checkpoint(TRUNCATE)",
-    };
+/// Copies every committed frame into the database file, then empties the
+/// WAL, so the file alone holds the last commit (`export()`): `RESQ_LOCKED`
+/// if a reader keeps a frame from it. Nothing to do outside WAL mode.
+pub fn checkpoint_all(conn: &Conn) -> Result<()> {
     // Outside WAL mode the pragma answers (0, -1, -1).
-    let row = conn.row(sql, |_| {})?;
+    let row = conn.row("PRAGMA main.wal_checkpoint(TRUNCATE)", |_| {})?;
     let at = |i: usize| row.get(i).copied().unwrap_or(0);
-    let left = (at(1) - at(2)).max(0) as i32;
-    if matches!(how, Checkpoint::Truncate) && (at(0) != 0 || left != 0) {
+    if at(0) != 0 || at(1) != at(2) {
         return Err(Error::Locked("the database is busy: its WAL could not be checkpointed".into()));
     }
-    Ok(left)
+    Ok(())
 }
 
 /// Runs a journal-mode pragma and checks SQLite took it: it answers with the

@@ -31,6 +31,7 @@
 //!   listening, when asked), step, blob open.
 //! - `handle`: owners that finalize statements and close blob handles.
 
+mod backfill;
 mod backup;
 mod cache;
 mod calls;

@@ -64,8 +64,10 @@ async function record(name, seed, pageSize, key) {
         }
         const insert = 'INSERT INTO t(tx, k, sum, data) VALUES (?, ?, ?, ?)';
         if (tx === 25) {
-          // A File above the stream limit: placeholder, resize, chunked writes.
-          const data = bytes(5 << 20);
+          // A File above the stream limit: placeholder, resize, chunked
+          // writes. 9 MB takes the WAL past its 8 MiB bound, so its
+          // checkpoint is copied in slices while the next commits land.
+          const data = bytes(9 << 20);
           await db.execute(insert, [tx, 0, await hex(data), new File([data], 'clip.bin')]);
           txs[tx] = 1;
           await probe(name, 'mark', tx);
@@ -81,6 +83,10 @@ async function record(name, seed, pageSize, key) {
         // empties it, so the workload's later commits write the WAL over
         // from its start.
         if (tx === 30) await new Response(db.export()).arrayBuffer();
+        // A pause midway: the worker's idle checkpoint copies the WAL into
+        // the database file in slices (src/worker/backfill.rs), and the
+        // next commit writes the WAL over from its start.
+        if (tx === 20) await new Promise((r) => setTimeout(r, 1000));
         // Deletes and updates too, so pages are freed and reused.
         if (tx % 7 === 0) await db.execute('UPDATE t SET data = data WHERE tx = ?', [tx - 3]);
         txs[tx] = rows;

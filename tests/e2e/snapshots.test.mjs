@@ -37,6 +37,12 @@ test('a 64 MB blobStream interleaved with 256 other calls delivers its exact byt
       const { lastInsertRowid: id } = await db.execute("INSERT INTO media(name, data) VALUES ('video', ?)", [video]);
       await db.execute("INSERT INTO media(name, data) VALUES ('thumb', ?)", [mediaFile(16 << 10, 5)]);
       const want = await sha(video);
+      // The INSERT's checkpoint, which reads the WAL, is copied first.
+      for (let last = -1, now = 0, quiet = 0; quiet < 3; last = now) {
+        await new Promise((r) => setTimeout(r, 200));
+        now = await probe(name, 'written');
+        quiet = now === last ? quiet + 1 : 0;
+      }
       const readBefore = await probe(name, 'read');
       const chunks = [];
       let calls = 0;

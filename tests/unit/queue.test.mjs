@@ -62,6 +62,7 @@ function setup({ reader = false } = {}) {
       if (req.op === 'exportRead') queue.exporting.active = performance.now();
       if (req.op === 'exportClose') queue.endExport();
       if (req.sql === 'throw') throw new Error('boom');
+      if (req.sql === 'big') bigs += 1;
       if (req.held) await new Promise((r) => held.push(r));
     },
     // With a reader: a read logs `R ` and its caller's `tab:sql`; one
@@ -80,7 +81,19 @@ function setup({ reader = false } = {}) {
     rerunBeside: () => reader && log.push('rerun beside'),
     expired: (owner) => log.push(`${owner.tab} expired`),
     die: (err) => log.push(`died: ${err.message}`),
+    // A request whose sql is 'big' took the WAL past its bound: a copy of three slices.
+    checkpointDue: () => {
+      const due = bigs > 0;
+      bigs = 0;
+      if (due) slicesLeft = 3;
+      return due;
+    },
+    checkpoint: () => {
+      log.push('slice');
+      return --slicesLeft > 0;
+    },
   };
+  let [bigs, slicesLeft] = [0, 0];
   const queue = new Queue(work, () => conn);
   const release = () => held.shift()();
   return { queue, log, conn, release };
@@ -388,4 +401,27 @@ test("a binding's live query (own) is in a session of its own: not behind its ca
   queue.enqueue(a, { op: 'watch', sql: 'binding watch 2', own: true });
   for (let i = 0; i < 4; i++) await settle();
   assert.deepEqual(log.slice(4), ['A:BEGIN', 'R A:binding watch 2']);
+});
+
+test('a checkpoint holds the writer: reads run beside its slices, writes wait for its end, and one in a transaction waits for the commit', async () => {
+  const { queue, log } = setup({ reader: true });
+  const [a, b] = [tab('A'), tab('B')];
+  queue.enqueue(a, sql('big'));
+  queue.enqueue(b, read('r1'));
+  queue.enqueue(b, sql('w'));
+  queue.enqueue(a, read('r2'));
+  for (let i = 0; i < 20; i++) await settle();
+  const slices = log.flatMap((l, i) => (l === 'slice' ? [i] : []));
+  assert.equal(slices.length, 3);
+  assert.ok(log.indexOf('R B:r1') < slices[2] && log.indexOf('R A:r2') < slices[2], 'reads ran between the slices');
+  assert.ok(log.indexOf('B:w') > slices[2], 'the write waited for the copy');
+  assert.equal(log[0], 'A:big');
+
+  // Asked for during a transaction, it waits for the commit.
+  log.length = 0;
+  queue.enqueue(a, sql('BEGIN'));
+  queue.enqueue(a, sql('big'));
+  queue.enqueue(a, sql('COMMIT'));
+  for (let i = 0; i < 20; i++) await settle();
+  assert.deepEqual(log.slice(0, 5), ['A:BEGIN', 'A:big', 'A:COMMIT', 'idle', 'slice'], 'live queries re-run first');
 });

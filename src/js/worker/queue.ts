@@ -14,9 +14,16 @@
 //   while a request waits for it ends, and its next read fails with
 //   SQLITE_ABORT: a forgotten stream cannot hold the database for good.
 //
+// - A checkpoint. The WAL is copied into the database file in slices of a
+//   few milliseconds (backfill.rs), after the request whose commit took the
+//   WAL past its bound, and when the worker has been quiet. Meanwhile the
+//   writer is held: reads run beside it, writes wait for the copy's end, so
+//   the commit after it writes the WAL over from its start and the WAL
+//   stays bounded, as if SQLite had copied it all at once.
+//
 // Each caller is a session. While the writer is held (a request running
-// that awaits, a `File` being streamed in, say; or another caller's open
-// transaction or export), a session's read (`READS`) that is next in its
+// that awaits, a `File` being streamed in, say; a checkpoint; or another
+// caller's open transaction or export), a session's read (`READS`) that is next in its
 // order runs beside it on a reader (`Work.read`): under WAL it sees the
 // last commit, never a part of a transaction. A caller has one request in
 // flight at a time, wherever it runs, so its calls still complete in the
@@ -109,6 +116,10 @@ export interface Work {
   rerunBeside(): void;
   /** `owner`'s transaction was rolled back by its timeout. */
   expired(owner: Caller): void;
+  /** After a request: whether its commit took the WAL past its bound. */
+  checkpointDue(): boolean;
+  /** Copies a slice of the WAL into the database file: whether more is left. */
+  checkpoint(): boolean;
   die(err: unknown): void;
 }
 
@@ -128,6 +139,9 @@ export class Queue {
   #conn: () => QueueEngine | null;
   #pumping = false;
   #running: Entry | null = null;
+  /** A checkpoint is asked for (`checkpoint`), or copying (see the top). */
+  #checkpointAsked = false;
+  #copying = false;
   /** The owner's transactionTimeout, and when it last made a call. */
   #timeout = Infinity;
   /** The timeout of the transaction that opens next, when its BEGIN said. */
@@ -158,6 +172,12 @@ export class Queue {
   /** Nothing runs, waits, or holds the writer: a time for housekeeping (a checkpoint). */
   quiet(): boolean {
     return !this.#pumping && this.#entries.length === 0 && this.#busy.size === 0 && !this.owner && !this.exporting;
+  }
+
+  /** Copies the WAL into the database file, in slices, in the queue's next turn outside a transaction. */
+  checkpoint(): void {
+    this.#checkpointAsked = true;
+    this.#kick();
   }
 
   /** Drops the requests of `c` still queued (it left). */
@@ -217,7 +237,7 @@ export class Queue {
    * running, or another caller's transaction or export).
    */
   #overtake(): void {
-    const writing = this.#running !== null;
+    const writing = this.#running !== null || this.#copying;
     if (!writing && this.owner === null && !this.exporting?.holds) return;
     const before = new Set<object>();
     for (let i = 0; i < this.#entries.length; i++) {
@@ -256,6 +276,7 @@ export class Queue {
     this.#pumping = true;
     let sinceRerun = 0;
     for (;;) {
+      if (this.#checkpointAsked && this.owner === null && !this.exporting?.holds) await this.#copy();
       const i = this.#entries.findIndex((e) => this.#runnable(e));
       if (i < 0) break;
       const [entry] = this.#entries.splice(i, 1);
@@ -275,6 +296,7 @@ export class Queue {
       this.#next = null;
       this.owner = owner;
       if (owner) this.#active = performance.now();
+      if (this.#work.checkpointDue()) this.#checkpointAsked = true;
       // Live queries re-run outside transactions (never on uncommitted
       // data) and exports, when the queue is idle or every so often under load.
       const more = this.#entries.some((e) => this.#runnable(e));
@@ -286,6 +308,23 @@ export class Queue {
     this.#pumping = false;
     this.#overtake();
     this.#watch();
+  }
+
+  /**
+   * Copies the WAL in slices, each in a turn of its own: what arrives
+   * meanwhile is queued, and reads run beside it on a reader.
+   */
+  async #copy(): Promise<void> {
+    this.#checkpointAsked = false;
+    this.#copying = true;
+    try {
+      while (this.#work.checkpoint()) {
+        this.#overtake();
+        await nextTurn();
+      }
+    } finally {
+      this.#copying = false;
+    }
   }
 
   /** Looks at what holds the queue up: a stalled export ends, an idle transaction that others wait on expires. */
@@ -344,4 +383,19 @@ export class Queue {
     this.#work.expired(owner);
     if (!this.#pumping) this.#pump().catch((err) => this.#work.die(err));
   }
+}
+
+/**
+ * A task's turn after those queued now (a message arriving, a reader's
+ * answer): a message to itself, which a timer's 4 ms clamp does not delay.
+ */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => {
+    const { port1, port2 } = new MessageChannel();
+    port1.onmessage = () => {
+      port1.close();
+      resolve();
+    };
+    port2.postMessage(null);
+  });
 }

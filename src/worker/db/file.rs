@@ -34,7 +34,7 @@ impl Db {
         }
         self.drop_read_handle();
         self.export = None;
-        self.checkpoint(journal::Checkpoint::Truncate)
+        self.checkpoint_all()
     }
 
     /// Begins reading the database's pages on this connection: its size.
