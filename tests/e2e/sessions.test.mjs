@@ -201,3 +201,48 @@ test('a watch hears of a commit while a long write queued behind it runs; a watc
     'both answered while the INSERT ran; the first heard of the note, not yet of the clip',
   );
 });
+
+test("another session's read answers while a 64 MB staged value is written into its row, and while a 32 MB chunk of a stream is read", async (t) => {
+  const got = await inPage(
+    h.page,
+    async ({ open }, { name }) => {
+      const MB = 1 << 20;
+      const writer = await open(name);
+      const gallery = await open(name);
+      await writer.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
+      await writer.execute("INSERT INTO media(name, data) VALUES ('thumb', x'01')");
+      // A staged value is read from temp space synchronously: only the
+      // write's steps give the thread to the read.
+      const staged = await writer.stageBlob();
+      for (let i = 0; i < 16; i++) await staged.append(new Uint8Array(4 * MB).fill(i));
+      const order = [];
+      const insert = writer.execute("INSERT INTO media(name, data) VALUES ('clip', ?)", [staged]).then(() => order.push('insert'));
+      const during = await gallery.query('SELECT group_concat(name) AS names FROM media');
+      order.push('read');
+      await insert;
+      // A stream of two 32 MB chunks: once the first is here, the second
+      // is asked for (or already being read), and the read is made.
+      const it = writer.blobStream('media', 'data', 2, { chunkSize: 32 * MB })[Symbol.asyncIterator]();
+      const streamOrder = [];
+      const first = (await it.next()).value;
+      const second = it.next().then((c) => {
+        streamOrder.push('chunk');
+        return c.value;
+      });
+      const row = await gallery.query("SELECT name FROM media WHERE name = 'thumb'");
+      streamOrder.push('read');
+      const bytes = new Uint8Array(await new Blob([first, await second]).arrayBuffer());
+      await it.return?.();
+      await gallery.close();
+      await writer.close();
+      const right = bytes.length === 64 * MB && bytes.every((b, i) => b === Math.floor(i / (4 * MB)));
+      return { order, during: during[0].names, streamOrder, row: row[0].name, right };
+    },
+    { name: dbName(t) },
+  );
+  assert.deepEqual(got.order, ['read', 'insert'], 'the read answered while the staged value was written');
+  assert.equal(got.during, 'thumb');
+  assert.equal(got.row, 'thumb');
+  assert.ok(got.right, "the stream's chunk is the value, byte for byte");
+  assert.deepEqual(got.streamOrder, ['read', 'chunk'], "the read answered while the stream's chunk was read");
+});

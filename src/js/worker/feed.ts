@@ -8,9 +8,16 @@ import { isStagedRef } from '../protocol.js';
 import type { Caller } from './callers.js';
 import { db, limits, refusal, type Engine } from './engine.js';
 import { StagedSource } from './stage.js';
+import { Turns } from './turn.js';
 
-/** Bytes of a `Blob` parameter read and written per step: wasm memory holds one. */
+/** Bytes of a `Blob` parameter read per step: wasm memory holds one. */
 const STREAM_CHUNK = 1 << 20;
+/**
+ * Bytes written into the cell per step: between steps the worker gives
+ * its thread to reads that arrived (turn.ts). A step writes 128 KB pages
+ * into the WAL; Firefox's OPFS took 40-50 ms for a whole 1 MiB chunk.
+ */
+const WRITE_STEP = 256 << 10;
 
 /**
  * Bytes of small `Blob`s an `executeBatch` reads before it runs the sets
@@ -119,11 +126,19 @@ export function batchRuns(sets: unknown[]): [number, number][] {
  * error) rolls the whole call back.
  */
 export async function writeStreams(c: Engine, streams: Blob[]): Promise<void> {
+  const turns = new Turns();
+  /** Writes `bytes` at `at` of stream `i`, in steps, yielding between them. */
+  const write = async (i: number, at: number, bytes: Uint8Array) => {
+    for (let from = 0; from < bytes.length; from += WRITE_STEP) {
+      await turns.pass();
+      c.streamWrite(i, at + from, bytes.subarray(from, from + WRITE_STEP));
+    }
+  };
   try {
     for (const [i, blob] of streams.entries()) {
       if (blob instanceof StagedSource) {
         scratch ??= new Uint8Array(STREAM_CHUNK);
-        for (let at = 0; at < blob.size; at += STREAM_CHUNK) c.streamWrite(i, at, blob.read(at, scratch));
+        for (let at = 0; at < blob.size; at += STREAM_CHUNK) await write(i, at, blob.read(at, scratch));
         continue;
       }
       // The next chunk is read while this one is written: the browser reads
@@ -143,7 +158,7 @@ export async function writeStreams(c: Engine, streams: Blob[]): Promise<void> {
           throw refusal('RESQ_BAD_PARAM', `a Blob parameter could not be read: ${String(err)}`);
         }
         next = at + STREAM_CHUNK < blob.size ? read(at + STREAM_CHUNK) : undefined;
-        c.streamWrite(i, at, new Uint8Array(chunk));
+        await write(i, at, new Uint8Array(chunk));
       }
     }
   } catch (err) {

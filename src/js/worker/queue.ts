@@ -44,6 +44,7 @@
 import type { Request } from '../protocol.js';
 import type { Caller } from './callers.js';
 import type { Engine } from './engine.js';
+import { nextTurn } from './turn.js';
 
 /** The part of the connection the queue uses. */
 export type QueueEngine = Pick<Engine, 'transactionOpen' | 'transactionCallback' | 'execute' | 'exportEnd'>;
@@ -383,19 +384,4 @@ export class Queue {
     this.#work.expired(owner);
     if (!this.#pumping) this.#pump().catch((err) => this.#work.die(err));
   }
-}
-
-/**
- * A task's turn after those queued now (a message arriving, a reader's
- * answer): a message to itself, which a timer's 4 ms clamp does not delay.
- */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => {
-    const { port1, port2 } = new MessageChannel();
-    port1.onmessage = () => {
-      port1.close();
-      resolve();
-    };
-    port2.postMessage(null);
-  });
 }
