@@ -17,7 +17,7 @@ import { inPage } from './util.mjs';
 // Every test here needs OPFS (see engines.mjs).
 const test = opfsTests();
 
-const OPS = Number(process.env.RESQ_SOAK_OPS ?? 400);
+const OPS = Number(process.env.RESQ_SOAK_OPS ?? 1000);
 const CEILING = 128 << 20;
 
 let h;
