@@ -280,9 +280,7 @@ impl Backfill {
     /// Copies the next pages, about `bytes` of them: whether any are left.
     fn copy_pages(&mut self, files: &Files, bytes: i64) -> Result<bool> {
         let left = self.pages.len() - self.next;
-        // In i64: `bytes` may be i64::MAX (the rest at once), wider than usize.
-        let end = self.next + (bytes / self.page_size).clamp(1, left.max(1) as i64) as usize;
-        let end = end.min(self.pages.len());
+        let end = self.next + ((bytes / self.page_size).max(1) as usize).min(left);
         let size = self.page_size as c_int;
         for &p in &self.pages[self.next..end] {
             let (page, frame) = ((p >> 32) as i64, i64::from(p as u32));
