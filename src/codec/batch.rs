@@ -71,6 +71,18 @@ impl<'a> Batch<'a> {
         Ok(b)
     }
 
+    /// The sets from byte `at` of a batch's buffer on, as [`Batch::offset`]
+    /// gave it after the sets before: a batch run in steps, each a call of
+    /// its own, reads its buffer once. `len` is then 0.
+    pub fn resume(bytes: &'a [u8], at: usize) -> Batch<'a> {
+        Batch { bytes, at, sets: 0, values: Vec::new(), keys: Vec::new() }
+    }
+
+    /// Where the next set begins.
+    pub fn offset(&self) -> usize {
+        self.at
+    }
+
     /// How many sets the batch holds.
     pub fn len(&self) -> usize {
         self.sets
@@ -225,6 +237,26 @@ mod tests {
         let names = [Some(":a".to_string()), Some("$b".to_string())];
         let got = bound(&w.0, &names).unwrap();
         assert_eq!(got, vec![vec![Value::Integer(1), Value::Integer(2)], vec![Value::Integer(3), Value::Integer(4)]]);
+    }
+
+    #[test]
+    fn a_batch_read_in_steps_reads_each_set_once_in_order() {
+        let mut w = Writer::default();
+        w.u32(3);
+        for x in [1.0, 2.0, 3.0] {
+            w.tag(1).u32(1).number(x);
+        }
+        let mut arena = Arena::default();
+        let mut first = Batch::new(&w.0).unwrap();
+        assert_eq!(first.len(), 3);
+        first.bind_next(&[None], &mut arena).unwrap();
+        let mut rest = Batch::resume(&w.0, first.offset());
+        for _ in 0..2 {
+            rest.bind_next(&[None], &mut arena).unwrap();
+        }
+        assert_eq!(arena.values(), &[Value::Integer(1), Value::Integer(2), Value::Integer(3)]);
+        assert_eq!(rest.offset(), w.0.len());
+        assert!(rest.bind_next(&[None], &mut arena).is_err());
     }
 
     #[test]

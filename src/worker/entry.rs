@@ -10,7 +10,6 @@ use super::convert::{bind_params, error_to_js, integer_to_js, key_from_js, Param
 use super::db::{Db, Figures, Rows};
 use super::snapshots::Snapshots;
 use super::storage::{Shared, Storage};
-use crate::codec::batch::Batch;
 use crate::codec::hash::ResultHash;
 use crate::codec::value::Arena;
 use crate::codec::{name, Error};
@@ -19,6 +18,7 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use web_sys::Blob;
 
+mod batch;
 mod blobs;
 mod file;
 mod record;
@@ -99,6 +99,8 @@ pub struct Connection {
     name: String,
     /// The `Blob`s of a streaming `execute`, in the order the engine writes them.
     blobs: Vec<Blob>,
+    /// An encoded `executeBatch` run in steps: its sets not run yet.
+    batch: Option<batch::Steps>,
     /// What a reader of the same database opens with (see [`Self::reader`]).
     threshold: usize,
     key: Option<Key>,
@@ -138,6 +140,7 @@ impl Connection {
             name,
             blobs: Vec::new(),
             calls: Calls::default(),
+            batch: None,
             threshold,
             key,
         })
@@ -159,6 +162,7 @@ impl Connection {
             name: self.name.clone(),
             blobs: Vec::new(),
             calls: Calls::default(),
+            batch: None,
             threshold: self.threshold,
             key: self.key.clone(),
         })
@@ -214,57 +218,6 @@ impl Connection {
     #[wasm_bindgen(js_name = streamEnd)]
     pub fn stream_end(&mut self, ok: bool) -> JsResult<()> {
         self.db.stream_end(ok).map_err(js_err)
-    }
-
-    /// `executeBatch`: `sql` once per parameter set of `sets` (an array),
-    /// all or nothing. `more`: more parts of this batch follow, each a call
-    /// of its own (the worker reads a batch's `Blob`s a part at a time):
-    /// one savepoint holds them all, and the sets are numbered across the
-    /// whole batch; a part that fails ends it, and [`Self::batch_abort`]
-    /// ends it between parts. `{ changes, lastInsertRowid }` of every part
-    /// so far.
-    #[wasm_bindgen(js_name = executeBatch, unchecked_return_type = "RunResult")]
-    pub fn execute_batch(
-        &mut self,
-        sql: &str,
-        #[wasm_bindgen(unchecked_param_type = "unknown[]")] sets: JsValue,
-        more: bool,
-    ) -> JsResult<JsValue> {
-        self.db.drop_read_handle();
-        let Ok(sets) = sets.dyn_into::<Array>() else {
-            // A part that fails ends its batch.
-            self.db.batch_abort();
-            return Err(js_err(Error::BadParam("executeBatch takes an array of parameter sets".into())));
-        };
-        let mut bind = |n: usize, names: &[Option<String>], arena: &mut Arena| {
-            let params = Params::from_js(&sets.get(n as u32))?;
-            bind_params(&params, names, arena, None)
-        };
-        let figures =
-            self.db.execute_batch(sql, sets.length() as usize, &mut bind, more).map_err(|e| js_err(e.with_sql(sql)))?;
-        Ok(figures_to_js(figures))
-    }
-
-    /// Ends an `executeBatch` in parts between two parts (the next part's
-    /// values could not be read): every part is undone. Does nothing when
-    /// no batch is open (the part that failed ended it).
-    #[wasm_bindgen(js_name = batchAbort)]
-    pub fn batch_abort(&mut self) {
-        self.db.batch_abort();
-    }
-
-    /// `executeBatch` of sets the page encoded into one buffer
-    /// ([`crate::codec::batch`]).
-    #[wasm_bindgen(js_name = executeBatchEncoded, unchecked_return_type = "RunResult")]
-    pub fn execute_batch_encoded(&mut self, sql: &str, encoded: &[u8]) -> JsResult<JsValue> {
-        self.db.drop_read_handle();
-        let mut batch = Batch::new(encoded).map_err(js_err)?;
-        let sets = batch.len();
-        // `execute_batch` binds set 0, 1, … in order, each once.
-        let mut bind =
-            |_: usize, names: &[Option<String>], arena: &mut Arena| batch.bind_next(names, arena).map(|()| Vec::new());
-        let figures = self.db.execute_batch(sql, sets, &mut bind, false).map_err(|e| js_err(e.with_sql(sql)))?;
-        Ok(figures_to_js(figures))
     }
 
     /// `queryBytes`: the JSON text, in a fresh buffer. A write with

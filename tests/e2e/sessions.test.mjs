@@ -246,3 +246,42 @@ test("another session's read answers while a 64 MB staged value is written into 
   assert.ok(got.right, "the stream's chunk is the value, byte for byte");
   assert.deepEqual(got.streamOrder, ['read', 'chunk'], "the read answered while the stream's chunk was read");
 });
+
+test("another session's read answers during a long executeBatch and sees none of it; a set failing late undoes every step", async (t) => {
+  const got = await inPage(
+    h.page,
+    async ({ open }, { name }) => {
+      const writer = await open(name);
+      const gallery = await open(name);
+      await writer.execute('CREATE TABLE rows(n INTEGER PRIMARY KEY, s TEXT)');
+      await writer.execute("INSERT INTO rows VALUES (-1, 'first')");
+      const sets = Array.from({ length: 200000 }, (_, i) => [i, `row ${i}`]);
+      const order = [];
+      // Encoded sets (numbers and strings), then sets the page does not
+      // encode (a Blob in the last), which go as values.
+      const counts = [];
+      for (const batch of [sets, [...sets.map(([n, s]) => [n + 200000, s]), [400000, new Blob(['x'])]]]) {
+        const run = writer.executeBatch('INSERT INTO rows(n, s) VALUES (?, ?)', batch).then(
+          () => order.push('batch'),
+          (e) => order.push(`batch failed: ${e.code}`),
+        );
+        const during = await gallery.query('SELECT count(*) AS c FROM rows');
+        order.push('read');
+        await run;
+        counts.push(during[0].c, (await gallery.query('SELECT count(*) AS c FROM rows'))[0].c);
+      }
+      // A set late in a long batch fails: the steps before it are undone.
+      const late = [...sets.slice(0, 150000).map(([n, s]) => [n + 500000, s]), [0, 'taken'], [900000, 'after']];
+      const error = await writer.executeBatch('INSERT INTO rows(n, s) VALUES (?, ?)', late).catch((e) => e.code);
+      const afterFailure = (await writer.query('SELECT count(*) AS c FROM rows'))[0].c;
+      await gallery.close();
+      await writer.close();
+      return { order, counts, error, afterFailure };
+    },
+    { name: dbName(t) },
+  );
+  assert.deepEqual(got.order, ['read', 'batch', 'read', 'batch'], 'each read answered while its batch ran');
+  assert.deepEqual(got.counts, [1, 200001, 200001, 400002], 'a read saw the last commit during each batch, and the batch after it');
+  assert.equal(got.error, 'SQLITE_CONSTRAINT_PRIMARYKEY');
+  assert.equal(got.afterFailure, 400002, 'none of the failed batch stayed');
+});

@@ -17,6 +17,8 @@ const FILE_CHUNK = 4 << 20;
 const FILE_BATCH = 32 << 20;
 /** Bytes an export read returns at most (whole pages; one page at least). */
 const EXPORT_CHUNK = 4 << 20;
+/** Parameter sets an `executeBatch` runs per step (about a millisecond of small rows). */
+const BATCH_STEP = 256;
 /** Bytes of a stream's chunk read per step (see blobStreamRead). */
 const READ_STEP = 256 << 10;
 
@@ -77,14 +79,22 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     return bytes;
   },
   async executeBatch(req, { conn }) {
+    // In steps of BATCH_STEP sets, the thread given up between them after
+    // a turn (turn.ts), so reads from other sessions answer beside a long
+    // batch; the core keeps one savepoint from the first step to the last
+    // (still all or nothing) and numbers the sets across the whole batch.
+    const turns = new Turns();
     if (req.encoded !== undefined) {
       // A wrong type here would trap the instance (see STRING_FIELDS).
       if (!(req.encoded instanceof Uint8Array)) throw refusal('RESQ_BAD_PARAM', 'executeBatch: the encoded parameter sets are not bytes');
-      return conn.executeBatchEncoded(req.sql, req.encoded);
+      let r = conn.executeBatchEncoded(req.sql, req.encoded, BATCH_STEP);
+      while (conn.batchLeft() > 0) {
+        await turns.pass();
+        r = conn.executeBatchEncoded(req.sql, undefined, BATCH_STEP);
+      }
+      return r;
     }
-    // In parts, each with no more small Blobs read than the budget (feed.ts):
-    // the core keeps one savepoint from the first part to the last (still
-    // all or nothing) and numbers the sets across the whole batch.
+    // Sets holding small Blobs are read a part at a time, within a budget (feed.ts).
     const sets = req.sets ?? [];
     let r!: RunResult;
     for (const [start, end] of batchRuns(sets)) {
@@ -95,7 +105,10 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
         conn.batchAbort(); // a Blob that could not be read: the parts before it are undone
         throw err;
       }
-      r = conn.executeBatch(req.sql, part, end < sets.length);
+      for (let at = 0; at === 0 || at < part.length; at += BATCH_STEP) {
+        if (at > 0) await turns.pass();
+        r = conn.executeBatch(req.sql, part.slice(at, at + BATCH_STEP), start + at + BATCH_STEP < sets.length);
+      }
     }
     return r;
   },
