@@ -14,23 +14,26 @@
 //     in 1 MiB and 256 KiB calls, flushing, and reading it back in the
 //     same sizes (each call's median and worst, and the throughput), as
 //     a step of a long call can be no shorter than one such call.
-//   RESQ_ENGINE=chromium node benches/experiments/024-large-write-probe.mjs <MiB>
+//   RESQ_ENGINE=chromium node benches/experiments/024-large-write-probe.mjs <MiB> [idle s]
+// (idle s: the wait before each call, 20 by default, for the last one's
+// checkpoint to end)
 import { start } from '../../tests/e2e/harness.mjs';
 import { inPage } from '../../tests/e2e/util.mjs';
 
 const mib = Number(process.argv[2] ?? 1024);
+const idleS = Number(process.argv[3] ?? 20);
 const h = await start();
 try {
   const out = await inPage(
     h.page,
-    async ({ open }, { mib }) => {
+    async ({ open }, { mib, idleS }) => {
       const n = mib * 1024 * 1024;
       const name = `probe-024-${Math.random().toString(36).slice(2, 8)}.db`;
       const db = await open(name);
       const pinger = await open(name);
       await db.execute('CREATE TABLE m(id INTEGER PRIMARY KEY, b BLOB)');
       await db.execute("INSERT INTO m(b) VALUES (x'00')");
-      const idle = () => new Promise((r) => setTimeout(r, 20000));
+      const idle = () => new Promise((r) => setTimeout(r, idleS * 1000));
       /** Runs `fn` with the pinger beside it; its longest wait between answers. */
       async function beside(fn) {
         let over = false;
@@ -72,7 +75,7 @@ try {
       await db.close();
       return rows;
     },
-    { mib },
+    { mib, idleS },
   );
   const floor = await h.page.evaluate(async () => {
     const src = `onmessage = async () => {
@@ -116,7 +119,7 @@ try {
     return got;
   });
   const r = (x) => Math.round(x);
-  console.log(`engine ${h.engine}, ${mib} MiB`);
+  console.log(`engine ${h.engine}, ${mib} MiB, ${idleS} s idle before each call`);
   for (const [k, v] of Object.entries(out)) {
     console.log(
       `${k}: call ${r(v.ms)} ms` +
