@@ -67,10 +67,14 @@ try {
       const rows = {};
       await idle();
       rows.placeholder = await inTx('INSERT INTO m(b) VALUES (zeroblob(?))', [n]);
+      // The Files are made before the pinger starts: filling and copying
+      // 1 GiB holds the page's own thread for seconds.
+      const v = new File([new Uint8Array(n).fill(7)], 'v.bin');
+      const w = new File([new Uint8Array(n).fill(9)], 'w.bin');
       await idle();
-      rows.fileInTransaction = await inTx('INSERT INTO m(b) VALUES (?)', [new File([new Uint8Array(n).fill(7)], 'v.bin')]);
+      rows.fileInTransaction = await inTx('INSERT INTO m(b) VALUES (?)', [v]);
       await idle();
-      rows.fileOneCall = await beside(() => db.execute('INSERT INTO m(b) VALUES (?)', [new File([new Uint8Array(n).fill(9)], 'w.bin')]));
+      rows.fileOneCall = await beside(() => db.execute('INSERT INTO m(b) VALUES (?)', [w]));
       await pinger.close();
       await db.close();
       return rows;
