@@ -107,7 +107,8 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
       }
       for (let at = 0; at === 0 || at < part.length; at += BATCH_STEP) {
         if (at > 0) await turns.pass();
-        r = conn.executeBatch(req.sql, part.slice(at, at + BATCH_STEP), start + at + BATCH_STEP < sets.length);
+        const stop = Math.min(at + BATCH_STEP, part.length);
+        r = conn.executeBatch(req.sql, part.slice(at, stop), start + stop < sets.length);
       }
     }
     return r;
