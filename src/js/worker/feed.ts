@@ -98,17 +98,17 @@ export async function inlineSmall(params: unknown): Promise<unknown> {
 }
 
 /**
- * Splits a batch's parameter sets into runs whose small `Blob`s together
- * stay within {@link BATCH_BLOB_BUDGET} (a set over it alone is a run of
- * its own), as `[start, end)` pairs.
+ * Splits a batch's parameter sets into runs of at most `most` sets whose
+ * small `Blob`s together stay within {@link BATCH_BLOB_BUDGET} (a set over
+ * it alone is a run of its own), as `[start, end)` pairs.
  */
-export function batchRuns(sets: unknown[]): [number, number][] {
+export function batchRuns(sets: unknown[], most: number): [number, number][] {
   const runs: [number, number][] = [];
   let start = 0;
   let bytes = 0;
   sets.forEach((set, i) => {
     const n = smallBlobBytes(set);
-    if (i > start && bytes + n > BATCH_BLOB_BUDGET) {
+    if (i > start && (bytes + n > BATCH_BLOB_BUDGET || i - start === most)) {
       runs.push([start, i]);
       start = i;
       bytes = 0;

@@ -94,10 +94,11 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
       }
       return r;
     }
-    // Sets holding small Blobs are read a part at a time, within a budget (feed.ts).
+    // Sets holding small Blobs are read a step at a time, within a budget (feed.ts).
     const sets = req.sets ?? [];
     let r!: RunResult;
-    for (const [start, end] of batchRuns(sets)) {
+    for (const [start, end] of batchRuns(sets, BATCH_STEP)) {
+      if (start > 0) await turns.pass();
       let part: unknown[];
       try {
         part = await Promise.all(sets.slice(start, end).map(inlineSmall));
@@ -105,11 +106,7 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
         conn.batchAbort(); // a Blob that could not be read: the parts before it are undone
         throw err;
       }
-      for (let at = 0; at === 0 || at < part.length; at += BATCH_STEP) {
-        if (at > 0) await turns.pass();
-        const stop = Math.min(at + BATCH_STEP, part.length);
-        r = conn.executeBatch(req.sql, part.slice(at, stop), start + stop < sets.length);
-      }
+      r = conn.executeBatch(req.sql, part, end < sets.length);
     }
     return r;
   },
