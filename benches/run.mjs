@@ -30,7 +30,7 @@ const server = await serveWithProbe(root, { '/shipped/': resolve(root, 'pkg') })
 // A real on-disk profile: a launch() without one is off the record, and
 // Chromium then keeps OPFS in memory, far slower for large files than disk.
 const profile = mkdtempSync(resolve(tmpdir(), 'resq-bench-'));
-const browser = await launch(profile, { engine: ENGINE });
+const browser = await launch(profile, { engine: ENGINE, backgroundTimers: false });
 const fmt = (x) => (x === undefined ? '' : x < 1 ? x.toFixed(3) : x < 100 ? x.toFixed(2) : x.toFixed(0));
 
 try {

@@ -247,14 +247,22 @@ function webContentProcesses(pid) {
  * sets an origin's quota per page instead (`lowQuota` of `start()`).
  * `fakeMedia`: getUserMedia gets the browser's fake camera and microphone,
  * without asking (headless browsers have no devices).
+ * `backgroundTimers: false` (benches): a tab in the background keeps its
+ * timers at full rate, where the browser may run them once a second (a bench
+ * with its gallery in another tab times the path between tabs, not the
+ * browser's policy for tabs no one looks at).
  */
-export async function launch(profile, { engine = ENGINE, privateWindow = false, quota = null, fakeMedia = false } = {}) {
+export async function launch(
+  profile,
+  { engine = ENGINE, privateWindow = false, quota = null, fakeMedia = false, backgroundTimers = true } = {},
+) {
   if (engine === 'chromium') {
     if (privateWindow || quota !== null) throw new Error('privateWindow and a launch-time quota are for Firefox runs');
     const fake = fakeMedia ? ['--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream'] : [];
+    const timers = backgroundTimers ? [] : ['--disable-background-timer-throttling', '--disable-renderer-backgrounding'];
     const context = await chromium.launchPersistentContext(profile, {
       executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-      args: [...CHROMIUM_ARGS, ...fake],
+      args: [...CHROMIUM_ARGS, ...fake, ...timers],
       headless: true,
     });
     return {
@@ -281,6 +289,13 @@ export async function launch(profile, { engine = ENGINE, privateWindow = false, 
       // storage limit, which this pref fixes (in KB).
       ...(quota === null ? {} : { 'dom.quotaManager.temporaryStorage.fixedLimit': Math.round((quota * 5) / 1024) }),
       ...(fakeMedia ? { 'media.navigator.streams.fake': true, 'media.navigator.permission.disabled': true } : {}),
+      ...(backgroundTimers
+        ? {}
+        : {
+            'dom.min_background_timeout_value': 4,
+            'dom.min_background_timeout_value_without_budget_throttling': 4,
+            'dom.timeout.enable_budget_throttling': false,
+          }),
     },
     // Playwright has no time limit on a call such as evaluate(); a test's
     // own timeout applies instead.
