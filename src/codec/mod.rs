@@ -29,6 +29,7 @@ pub mod sql;
 pub mod stream;
 pub mod value;
 pub mod wire;
+pub mod writes;
 
 pub use error::{Error, Result};
 pub use value::Value;

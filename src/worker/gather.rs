@@ -6,10 +6,11 @@
 //! 8 KB pages was 1,027 writes and 21 ms, against 1.4 ms for one write of
 //! the same bytes (`benches/experiments/011-gathered-writes.md`). This VFS
 //! sits over the pool's. It keeps each file's writes that continue the
-//! previous one (or land inside it) in a buffer of up to [`LIMIT`] bytes,
-//! and writes the buffer as one before anything that could see the file
-//! differently: a read of those bytes, a sync, a truncate, a file control,
-//! an unlock, a close, or a write elsewhere.
+//! previous one, land inside it, or leave a short gap past it, in a buffer
+//! of up to a mebibyte ([`Writes`]), and writes the buffer as one
+//! before anything that could see the file differently: a read of those
+//! bytes, a sync, a truncate, a file control, an unlock, a close, or a
+//! write elsewhere.
 //!
 //! Between two syncs SQLite assumes any of its writes may or may not have
 //! reached the disk, in any order, so holding them until the next sync
@@ -39,6 +40,7 @@
 
 use crate::codec::ahead::ReadAhead;
 use crate::codec::locks::Held;
+use crate::codec::writes::Writes;
 use crate::codec::{Error, Result};
 use sqlite_wasm_rs as ffi;
 use std::cell::{RefCell, RefMut};
@@ -48,14 +50,6 @@ use std::ptr;
 use std::rc::{Rc, Weak};
 
 mod shm;
-
-/// The most one file holds back: 1 MiB, 128 pages of 8 KB, a few calls
-/// per 8 MB value, and little wasm memory per open file.
-const LIMIT: usize = 1 << 20;
-
-/// The widest gap between held writes filled from the bytes read ahead:
-/// a frame of the largest pages.
-const FILL: u64 = (64 << 10) + 24;
 
 /// The VFS, registered under its own name over the pool's. Dropping it
 /// unregisters it; it must outlive every connection opened through it.
@@ -150,9 +144,10 @@ struct Own {
 /// database, the locks and the wal-index.
 #[derive(Default)]
 struct State {
-    held: Vec<u8>,
-    /// The file offset of `held[0]`.
-    at: i64,
+    held: Writes,
+    /// How far the file is known to reach: a gap between held writes
+    /// below it is the file's bytes, read before the held ones are written.
+    size: u64,
     ahead: ReadAhead,
     shm: shm::Shm,
 }
@@ -211,21 +206,38 @@ impl File {
 
 impl State {
     fn end(&self) -> i64 {
-        self.at + self.held.len() as i64
+        self.held.end() as i64
     }
 
     /// Writes what is held back through `inner` (the pool's file), as one
-    /// write; forgets it either way.
+    /// write, its gaps read from the file first; forgets it either way.
     fn write_held(&mut self, inner: *mut ffi::sqlite3_file) -> c_int {
         if self.held.is_empty() {
             return ffi::SQLITE_OK;
         }
-        self.ahead.written(self.at as u64, &self.held);
-        // SAFETY: the pool's file is open; `held` is live for the call.
+        // SAFETY: the pool's file is open; the buffers are live for the calls.
         let rc = unsafe {
-            let write = (*(*inner).pMethods).xWrite.expect("the pool's files write");
-            write(inner, self.held.as_ptr().cast(), self.held.len() as c_int, self.at)
+            let methods = &*(*inner).pMethods;
+            let read = methods.xRead.expect("the pool reads files");
+            let filled = self.held.fill(|at, into| {
+                match read(inner, into.as_mut_ptr().cast(), into.len() as c_int, at as i64) {
+                    ffi::SQLITE_OK => Ok(()),
+                    rc => Err(rc),
+                }
+            });
+            match filled {
+                Ok(()) => {
+                    let (at, bytes) = (self.held.at(), self.held.bytes());
+                    self.ahead.written(at, bytes);
+                    let write = methods.xWrite.expect("the pool's files write");
+                    write(inner, bytes.as_ptr().cast(), bytes.len() as c_int, at as i64)
+                }
+                Err(rc) => rc,
+            }
         };
+        if rc == ffi::SQLITE_OK {
+            self.size = self.size.max(self.held.end());
+        }
         self.held.clear();
         rc
     }
@@ -299,7 +311,7 @@ unsafe extern "C" fn read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c
     let f = File::of(file);
     let inner = f.inner;
     let mut state = f.state();
-    if !state.held.is_empty() && off < state.end() && off + amt as i64 > state.at {
+    if !state.held.is_empty() && off < state.end() && off + amt as i64 > state.held.at() as i64 {
         let rc = state.write_held(inner);
         if rc != ffi::SQLITE_OK {
             return rc;
@@ -308,7 +320,7 @@ unsafe extern "C" fn read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c
     let out = std::slice::from_raw_parts_mut(buf.cast::<u8>(), amt as usize);
     // SAFETY: the pool's file is open, its methods live as long.
     let methods = &*(*inner).pMethods;
-    let held = (!state.held.is_empty()).then(|| (state.at, state.end()));
+    let held = (!state.held.is_empty()).then(|| (state.held.at() as i64, state.end()));
     // What may be read ahead: the pool's file from `off` on, up to the
     // first write still held.
     let available = || {
@@ -328,7 +340,10 @@ unsafe extern "C" fn read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c
             rc => Err(rc),
         };
     match state.ahead.read(out, off as u64, available, from_pool) {
-        Ok(()) => ffi::SQLITE_OK,
+        Ok(()) => {
+            state.size = state.size.max((off + amt as i64) as u64);
+            ffi::SQLITE_OK
+        }
         Err(rc) => rc,
     }
 }
@@ -338,46 +353,25 @@ unsafe extern "C" fn write(file: *mut ffi::sqlite3_file, buf: *const c_void, amt
     let inner = f.inner;
     let mut state = f.state();
     let bytes = std::slice::from_raw_parts(buf.cast::<u8>(), amt as usize);
-    if !state.held.is_empty() {
-        if off == state.end() && state.held.len() + bytes.len() <= LIMIT {
-            state.held.extend_from_slice(bytes);
-            return ffi::SQLITE_OK;
-        }
-        // Past the end, over bytes read ahead: the gap is held as the file
-        // has it. A transaction that rewrites WAL frames it spilled writes
-        // their pages without their 24-byte headers, and then, at its
-        // commit, their headers without their pages (SQLite's
-        // walRewriteChecksums): one write per frame, 16,000 for 128 MB.
-        let end = state.end() as u64;
-        let gap = (off as u64).checked_sub(end).filter(|&g| g <= FILL);
-        if let Some(gap) = gap.filter(|&g| state.held.len() + (g as usize) + bytes.len() <= LIMIT) {
-            let State { held, ahead, .. } = &mut *state;
-            if let Some(between) = ahead.bytes(end, end + gap) {
-                held.extend_from_slice(between);
-                held.extend_from_slice(bytes);
-                return ffi::SQLITE_OK;
-            }
-        }
-        if off >= state.at && off + amt as i64 <= state.end() {
-            let from = (off - state.at) as usize;
-            state.held[from..from + bytes.len()].copy_from_slice(bytes);
-            return ffi::SQLITE_OK;
-        }
-        let rc = state.write_held(inner);
-        if rc != ffi::SQLITE_OK {
-            return rc;
-        }
+    let State { held, ahead, size, .. } = &mut *state;
+    if held.hold(off as u64, bytes, ahead, *size) {
+        return ffi::SQLITE_OK;
     }
-    if bytes.len() >= LIMIT {
-        state.ahead.written(off as u64, bytes);
-        return (f.methods().xWrite.expect("the pool's files write"))(inner, buf, amt, off);
+    let rc = state.write_held(inner);
+    if rc != ffi::SQLITE_OK {
+        return rc;
     }
-    if state.held.capacity() == 0 {
-        state.held.reserve_exact(LIMIT);
+    let State { held, ahead, size, .. } = &mut *state;
+    if held.hold(off as u64, bytes, ahead, *size) {
+        return ffi::SQLITE_OK;
     }
-    state.held.extend_from_slice(bytes);
-    state.at = off;
-    ffi::SQLITE_OK
+    // Larger than a buffer: written at once.
+    ahead.written(off as u64, bytes);
+    let rc = (f.methods().xWrite.expect("the pool's files write"))(inner, buf, amt, off);
+    if rc == ffi::SQLITE_OK {
+        *size = (*size).max((off + amt as i64) as u64);
+    }
+    rc
 }
 
 /// Writes what is held back, then passes the call on.
@@ -400,7 +394,10 @@ unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_int 
     if rc != ffi::SQLITE_OK {
         return rc;
     }
-    f.state().ahead.clear();
+    let mut state = f.state();
+    state.ahead.clear();
+    state.size = state.size.min(size as u64);
+    drop(state);
     (f.methods().xTruncate.expect("the pool truncates"))(f.inner, size)
 }
 
@@ -444,6 +441,7 @@ unsafe extern "C" fn delete(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, syn
             let mut state = state.borrow_mut();
             state.held.clear();
             state.ahead.clear();
+            state.size = 0;
         }
     }
     let vfs = under(vfs);
