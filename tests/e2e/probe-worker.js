@@ -11,6 +11,8 @@
 //   memory         the wasm instance's memory in bytes
 //   written        bytes written to OPFS sync access handles by this worker
 //   read           bytes read from OPFS sync access handles by this worker
+//   opfsCalls      reads, writes and flushes made on OPFS sync access
+//                  handles by this worker, and the ms spent in each kind
 //   trapNextQuery  the next db.query() makes the wasm trap for real (a call
 //                  into the instance with a pointer outside its memory)
 //   failNextReply  the next reply cannot be posted (postMessage throws)
@@ -42,6 +44,17 @@ if (PROBE_OPTIONS.noOpfs) delete StorageManager.prototype.getDirectory;
 
 let written = 0;
 let read = 0;
+/** `opfsCalls`: calls of each kind made on OPFS sync access handles, and the ms spent in them. */
+const calls = { reads: 0, writes: 0, flushes: 0, readMs: 0, writeMs: 0, flushMs: 0 };
+const timed = (count, ms, fn) => {
+  const t0 = performance.now();
+  try {
+    return fn();
+  } finally {
+    calls[count]++;
+    calls[ms] += performance.now() - t0;
+  }
+};
 /**
  * With `record`: [op, handle, ...] in the order they reached OPFS —
  * ['w', h, at, bytes] a write, ['t', h, size] a truncate, ['f', h] a flush,
@@ -55,7 +68,7 @@ const SyncHandle = globalThis.FileSystemSyncAccessHandle;
 if (SyncHandle) {
   const { write, truncate, flush, read: readAt } = SyncHandle.prototype;
   SyncHandle.prototype.read = function (buffer, options) {
-    const n = readAt.call(this, buffer, options);
+    const n = timed('reads', 'readMs', () => readAt.call(this, buffer, options));
     read += n;
     return n;
   };
@@ -64,7 +77,7 @@ if (SyncHandle) {
     return handles.get(h);
   };
   SyncHandle.prototype.write = function (buffer, options) {
-    const n = write.call(this, buffer, options);
+    const n = timed('writes', 'writeMs', () => write.call(this, buffer, options));
     written += n;
     if (PROBE_OPTIONS.record) {
       const view = ArrayBuffer.isView(buffer) ? new Uint8Array(buffer.buffer, buffer.byteOffset, n) : new Uint8Array(buffer, 0, n);
@@ -78,7 +91,7 @@ if (SyncHandle) {
     return r;
   };
   SyncHandle.prototype.flush = function () {
-    const r = flush.call(this);
+    const r = timed('flushes', 'flushMs', () => flush.call(this));
     if (PROBE_OPTIONS.record) log.push(['f', handle(this)]);
     return r;
   };
@@ -227,6 +240,7 @@ channel.onmessage = ({ data }) => {
     memory: () => exports.memory.buffer.byteLength,
     written: () => written,
     read: () => read,
+    opfsCalls: () => ({ ...calls }),
     trapNextQuery: () => (trapNextQuery = true),
     failNextReply: () => (failNextReply = true),
     mark: () => log.push(['m', data.value]),
