@@ -1,10 +1,14 @@
 //! Reading ahead, for the VFSs whose every read is a costly call: the pool's
 //! files under `gather` and the imported file under `source`. SQLite reads a
 //! value or a copied database one page at a time; a read that starts where
-//! the last one ended (or a WAL frame's header past it) reads ahead, 64 KB the first time and twice as much
-//! each time after, up to 1 MiB, and the reads after it are copied from
-//! there. A read elsewhere ends it, so scattered B-tree reads read nothing
-//! extra (benches/experiments/012-media-reads.md, 015-import-export.md).
+//! the last one ended (or a WAL frame's header past it) reads ahead, 64 KB
+//! the first time and twice as much each time after, up to 1 MiB, and the
+//! reads after it are copied from there. A read that ends where the last
+//! one began reads behind, the same way: a value stored in the pages a
+//! deleted one freed has its pages in descending order, one read each
+//! without it (benches/experiments/026-write-and-read-calls.md). A read
+//! elsewhere ends it, so scattered B-tree reads read nothing extra
+//! (benches/experiments/012-media-reads.md, 015-import-export.md).
 
 /// The first read ahead, in bytes; each one after is twice the last.
 const FIRST: usize = 64 << 10;
@@ -21,48 +25,64 @@ pub struct ReadAhead {
     /// The file's bytes from `at` on, as they were read.
     bytes: Vec<u8>,
     at: u64,
-    /// Where the last read ended (`None` before the first): a read from
-    /// there continues it.
-    read_end: Option<u64>,
+    /// Where the last read began and ended (`None` before the first): a
+    /// read from its end continues it, and so does one up to its start.
+    last: Option<(u64, u64)>,
     /// How much the next read ahead reads (0: none since the last jump).
     window: usize,
+    /// Whether the reads go down the file.
+    behind: bool,
 }
 
 impl ReadAhead {
     /// Fills `out` with the file's bytes at `off`: from the bytes read ahead
-    /// if they hold them; else, when this read continues the last one and
-    /// `available()` (the bytes the file has from `off` on that may be read
-    /// ahead) covers it, by reading ahead with `read`; else with `read`
-    /// into `out` alone.
+    /// if they hold them; else, when this read continues the last one (up
+    /// or down the file) and `available(from)` (the bytes the file has from
+    /// `from` on that may be read ahead) covers the window, by reading it
+    /// with `read`; else with `read` into `out` alone.
     pub fn read<E>(
         &mut self,
         out: &mut [u8],
         off: u64,
-        available: impl FnOnce() -> u64,
+        available: impl FnOnce(u64) -> u64,
         mut read: impl FnMut(u64, &mut [u8]) -> Result<(), E>,
     ) -> Result<(), E> {
         let end = off + out.len() as u64;
-        let continues = self.read_end.is_some_and(|e| off >= e && off - e <= GAP);
-        self.read_end = Some(end);
+        let (up, down) = match self.last {
+            Some((start, last_end)) => (off >= last_end && off - last_end <= GAP, end <= start && start - end <= GAP),
+            None => (false, false),
+        };
+        self.last = Some((off, end));
         if self.copy(out, off) {
             return Ok(());
         }
-        if !continues || out.len() >= MOST {
+        if !(up || down) || out.len() >= MOST {
             self.window = 0;
             return read(off, out);
         }
+        if down != self.behind {
+            self.window = 0;
+            self.behind = down;
+        }
         self.window = (self.window * 2).clamp(FIRST, MOST);
-        let n = (self.window.max(out.len()) as u64).min(available()) as usize;
-        if n < out.len() {
+        let want = self.window.max(out.len()) as u64;
+        let (from, n) = if down {
+            let from = end.saturating_sub(want);
+            (from, if available(from) >= end - from { end - from } else { 0 })
+        } else {
+            (off, want.min(available(off)))
+        };
+        if n < out.len() as u64 {
             return read(off, out);
         }
-        self.bytes.resize(n, 0);
-        if let Err(e) = read(off, &mut self.bytes) {
+        self.bytes.resize(n as usize, 0);
+        if let Err(e) = read(from, &mut self.bytes) {
             self.bytes.clear();
             return Err(e);
         }
-        self.at = off;
-        out.copy_from_slice(&self.bytes[..out.len()]);
+        self.at = from;
+        let at = (off - from) as usize;
+        out.copy_from_slice(&self.bytes[at..at + out.len()]);
         Ok(())
     }
 
@@ -130,16 +150,49 @@ mod tests {
         let mut ahead = ReadAhead::default();
         let mut page = [0u8; 8192];
         for i in 0..1024u64 {
-            ahead.read(&mut page, i * 8192, || size - i * 8192, &read).unwrap();
+            ahead.read(&mut page, i * 8192, |from| size - from, &read).unwrap();
             assert!(page.iter().enumerate().all(|(j, &b)| b == (i * 8192 + j as u64) as u8));
         }
         // 1,024 pages: the first alone, then 64 KB, 128 KB … 1 MiB windows.
         assert!(calls.get() < 16, "{} reads", calls.get());
         let before = calls.get();
         for i in [700u64, 3, 512, 90] {
-            ahead.read(&mut page, i * 8192 + 1, || size, &read).unwrap();
+            ahead.read(&mut page, i * 8192 + 1, |_| size, &read).unwrap();
         }
         assert_eq!(calls.get() - before, 4, "a scattered read reads only itself");
+    }
+
+    #[test]
+    fn pages_read_down_the_file_read_behind_within_what_is_available() {
+        // A value stored in the pages a deleted one freed: its pages in
+        // descending order, in the database file and in WAL frames.
+        for (first, stride) in [(0u64, 8192u64), (32 + 24, 8192 + 24)] {
+            let size = first + 1024 * stride;
+            let (read, calls) = file(size);
+            let mut ahead = ReadAhead::default();
+            let mut page = [0u8; 8192];
+            for i in (0..1024u64).rev() {
+                let at = first + i * stride;
+                ahead.read(&mut page, at, |from| size - from, &read).unwrap();
+                assert!(page.iter().enumerate().all(|(j, &b)| b == (at + j as u64) as u8), "page {i}");
+            }
+            assert!(calls.get() < 16, "{} reads", calls.get());
+            // Nothing is read behind over bytes that may not be read (a
+            // write still held below).
+            let held_end = first + 900 * stride;
+            let mut ahead = ReadAhead::default();
+            let lowest = Cell::new(u64::MAX);
+            let watched = |off: u64, buf: &mut [u8]| {
+                lowest.set(lowest.get().min(off));
+                read(off, buf)
+            };
+            for i in (900..1000u64).rev() {
+                let at = first + i * stride;
+                ahead.read(&mut page, at, |from| if from < held_end { 0 } else { size - from }, &watched).unwrap();
+                assert!(page.iter().enumerate().all(|(j, &b)| b == (at + j as u64) as u8), "page {i}");
+            }
+            assert_eq!(lowest.get(), held_end, "nothing read below the held write but its own page");
+        }
     }
 
     #[test]
@@ -152,7 +205,7 @@ mod tests {
         let mut page = [0u8; 8192];
         for i in 0..1024u64 {
             let at = 32 + i * frame + 24;
-            ahead.read(&mut page, at, || size - at, &read).unwrap();
+            ahead.read(&mut page, at, |from| size - from, &read).unwrap();
             assert!(page.iter().enumerate().all(|(j, &b)| b == (at + j as u64) as u8));
         }
         assert!(calls.get() < 16, "{} reads of {} pages of {page_size} bytes", calls.get(), 1024);
@@ -164,21 +217,21 @@ mod tests {
         let (read, calls) = file(size);
         let mut ahead = ReadAhead::default();
         let mut buf = [0u8; 1000];
-        ahead.read(&mut buf, 0, || size, &read).unwrap();
-        ahead.read(&mut buf, 1000, || size - 1000, &read).unwrap();
+        ahead.read(&mut buf, 0, |_| size, &read).unwrap();
+        ahead.read(&mut buf, 1000, |from| size - from, &read).unwrap();
         let n = calls.get();
-        ahead.read(&mut buf, 2000, || size - 2000, &read).unwrap();
+        ahead.read(&mut buf, 2000, |from| size - from, &read).unwrap();
         assert_eq!(calls.get(), n, "served from the bytes read ahead");
         // A write over bytes read ahead: they take it, and are read no more.
         ahead.written(2500, &[7, 7]);
-        ahead.read(&mut buf, 2000, || size - 2000, &read).unwrap();
+        ahead.read(&mut buf, 2000, |from| size - from, &read).unwrap();
         assert_eq!(calls.get(), n, "still served from the bytes read ahead");
         assert_eq!((buf[499], buf[500], buf[501], buf[502]), ((2499u64 & 255) as u8, 7, 7, (2502u64 & 255) as u8));
         ahead.clear();
-        ahead.read(&mut buf, 3000, || size - 3000, &read).unwrap();
+        ahead.read(&mut buf, 3000, |from| size - from, &read).unwrap();
         assert_eq!(calls.get(), n + 1, "read again once cleared");
         // Near the end, the read ahead stops at what is available.
-        ahead.read(&mut buf, 99_000, || 1000, &read).unwrap();
-        ahead.read(&mut buf[..500], 99_500, || 500, &read).unwrap();
+        ahead.read(&mut buf, 99_000, |_| 1000, &read).unwrap();
+        ahead.read(&mut buf[..500], 99_500, |_| 500, &read).unwrap();
     }
 }

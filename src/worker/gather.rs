@@ -321,17 +321,17 @@ unsafe extern "C" fn read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c
     // SAFETY: the pool's file is open, its methods live as long.
     let methods = &*(*inner).pMethods;
     let held = (!state.held.is_empty()).then(|| (state.held.at() as i64, state.end()));
-    // What may be read ahead: the pool's file from `off` on, up to the
-    // first write still held.
-    let available = || {
+    // What may be read ahead (or behind): the pool's file from `from` on,
+    // up to the first write still held.
+    let available = |from: u64| {
         let mut size = 0i64;
         if (methods.xFileSize.expect("the pool sizes files"))(inner, &mut size) != ffi::SQLITE_OK {
             return 0;
         }
-        if let Some((at, _)) = held.filter(|&(_, end)| end > off) {
+        if let Some((at, _)) = held.filter(|&(_, end)| end > from as i64) {
             size = size.min(at);
         }
-        (size - off).max(0) as u64
+        (size - from as i64).max(0) as u64
     };
     let read = methods.xRead.expect("the pool reads files");
     let from_pool =

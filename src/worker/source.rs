@@ -125,7 +125,7 @@ impl VfsFile for SourceFile {
         if n > 0 {
             let Bytes { size, read, ahead, plain } = bytes;
             ahead
-                .read(&mut buf[..n], offset, || *size - offset, read)
+                .read(&mut buf[..n], offset, |from| size.saturating_sub(from), read)
                 .map_err(|m| VfsError::new(VfsErrorCode::IoRead, m.into()))?;
             if *plain {
                 as_rollback_journal(&mut buf[..n], offset);
