@@ -29,6 +29,9 @@ pub struct Writes {
     /// Ranges of `bytes` (file offsets) that hold nothing yet: the file's
     /// own bytes go there before the write.
     holes: Vec<(u64, u64)>,
+    /// The file's size, once a gap asked for it (it does not shrink while
+    /// writes are held: a truncate writes them first).
+    size: Option<u64>,
 }
 
 impl Writes {
@@ -49,8 +52,9 @@ impl Writes {
     /// Holds `bytes`, to be written at `off`, with what is held (nothing
     /// held: starts there). False: they cannot join what is held, which
     /// is to be written first. `ahead`: the bytes read ahead, for a gap;
-    /// `size`: how far the file is known to reach, for a gap not in them.
-    pub fn hold(&mut self, off: u64, bytes: &[u8], ahead: &ReadAhead, size: u64) -> bool {
+    /// `size`: the file's size, asked at most once per buffer, for a gap
+    /// not in them.
+    pub fn hold(&mut self, off: u64, bytes: &[u8], ahead: &ReadAhead, size: impl FnOnce() -> u64) -> bool {
         let len = bytes.len() as u64;
         if self.bytes.is_empty() {
             if bytes.len() > LIMIT {
@@ -77,7 +81,7 @@ impl Writes {
         if gap > 0 {
             match ahead.bytes(end, off) {
                 Some(between) => self.bytes.extend_from_slice(between),
-                None if off <= size => {
+                None if off <= *self.size.get_or_insert_with(size) => {
                     self.holes.push((end, off));
                     self.bytes.resize(self.bytes.len() + gap as usize, 0);
                 }
@@ -111,6 +115,7 @@ impl Writes {
     pub fn clear(&mut self) {
         self.bytes.clear();
         self.holes.clear();
+        self.size = None;
     }
 
     /// `[from, to)` was written: no hole there any more. Holes are in
@@ -165,10 +170,10 @@ mod tests {
             let mark = |i: u64| 0xa0 + (i % 16) as u8;
             for i in 0..frames {
                 let (off, bytes) = (32 + i * frame + skip, vec![mark(i); len as usize]);
-                if !held.hold(off, &bytes, &ahead, size) {
+                if !held.hold(off, &bytes, &ahead, || size) {
                     write_out(&mut held, &mut reads);
                     writes += 1;
-                    assert!(held.hold(off, &bytes, &ahead, size));
+                    assert!(held.hold(off, &bytes, &ahead, || size));
                 }
             }
             write_out(&mut held, &mut reads);
@@ -187,24 +192,48 @@ mod tests {
     fn appends_are_held_and_a_gap_past_the_file_or_too_wide_is_not() {
         let ahead = ReadAhead::default();
         let mut held = Writes::default();
-        assert!(held.hold(0, &[1; 50], &ahead, 0));
-        assert!(held.hold(50, &[1; 50], &ahead, 0), "writes that continue the file past its known size");
-        assert!(!held.hold(200, &[1; 50], &ahead, 0), "a gap past the file's known size");
-        assert!(!held.hold(124, &[2; 10], &ahead, 120), "the gap's end is past the file");
-        assert!(!held.hold(100 + GAP + 1, &[2; 10], &ahead, 1 << 30), "too wide");
-        assert!(held.hold(124, &[2; 10], &ahead, 124));
+        assert!(held.hold(0, &[1; 50], &ahead, || 0));
+        assert!(held.hold(50, &[1; 50], &ahead, || 0), "writes that continue the file past its known size");
+        assert!(!held.hold(200, &[1; 50], &ahead, || 0), "a gap past the file's known size");
+        let mut held = Writes::default();
+        assert!(held.hold(0, &[1; 100], &ahead, || 120));
+        assert!(!held.hold(124, &[2; 10], &ahead, || 120), "the gap's end is past the file");
+        assert!(!held.hold(100 + GAP + 1, &[2; 10], &ahead, || 1 << 30), "too wide");
+        let mut held = Writes::default();
+        assert!(held.hold(0, &[1; 100], &ahead, || 124));
+        assert!(held.hold(124, &[2; 10], &ahead, || 124));
         assert_eq!(held.end(), 134);
+    }
+
+    #[test]
+    fn the_file_size_is_asked_once_a_buffer() {
+        let ahead = ReadAhead::default();
+        let asked = std::cell::Cell::new(0);
+        let size = || {
+            asked.set(asked.get() + 1);
+            1000
+        };
+        let mut held = Writes::default();
+        assert!(held.hold(0, &[1; 10], &ahead, size));
+        assert!(held.hold(20, &[2; 10], &ahead, size));
+        assert!(held.hold(40, &[3; 10], &ahead, size));
+        assert_eq!(asked.get(), 1);
+        held.fill(|_, _: &mut [u8]| Ok::<_, ()>(())).unwrap();
+        held.clear();
+        assert!(held.hold(0, &[1; 10], &ahead, size));
+        assert!(held.hold(20, &[2; 10], &ahead, size));
+        assert_eq!(asked.get(), 2, "asked again for the next buffer");
     }
 
     #[test]
     fn a_write_over_a_hole_fills_it() {
         let ahead = ReadAhead::default();
         let mut held = Writes::default();
-        assert!(held.hold(0, &[1; 10], &ahead, 1000));
-        assert!(held.hold(20, &[2; 10], &ahead, 1000)); // hole 10..20
-        assert!(held.hold(40, &[3; 10], &ahead, 1000)); // hole 30..40
-        assert!(held.hold(8, &[4; 4], &ahead, 1000)); // 10..12 now known
-        assert!(held.hold(30, &[5; 10], &ahead, 1000)); // 30..40 known
+        assert!(held.hold(0, &[1; 10], &ahead, || 1000));
+        assert!(held.hold(20, &[2; 10], &ahead, || 1000)); // hole 10..20
+        assert!(held.hold(40, &[3; 10], &ahead, || 1000)); // hole 30..40
+        assert!(held.hold(8, &[4; 4], &ahead, || 1000)); // 10..12 now known
+        assert!(held.hold(30, &[5; 10], &ahead, || 1000)); // 30..40 known
         let mut reads = 0;
         let mut asked = Vec::new();
         held.fill(|off, buf: &mut [u8]| {

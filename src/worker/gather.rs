@@ -145,9 +145,6 @@ struct Own {
 #[derive(Default)]
 struct State {
     held: Writes,
-    /// How far the file is known to reach: a gap between held writes
-    /// below it is the file's bytes, read before the held ones are written.
-    size: u64,
     ahead: ReadAhead,
     shm: shm::Shm,
 }
@@ -235,9 +232,6 @@ impl State {
                 Err(rc) => rc,
             }
         };
-        if rc == ffi::SQLITE_OK {
-            self.size = self.size.max(self.held.end());
-        }
         self.held.clear();
         rc
     }
@@ -340,10 +334,7 @@ unsafe extern "C" fn read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c
             rc => Err(rc),
         };
     match state.ahead.read(out, off as u64, available, from_pool) {
-        Ok(()) => {
-            state.size = state.size.max((off + amt as i64) as u64);
-            ffi::SQLITE_OK
-        }
+        Ok(()) => ffi::SQLITE_OK,
         Err(rc) => rc,
     }
 }
@@ -351,27 +342,33 @@ unsafe extern "C" fn read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c
 unsafe extern "C" fn write(file: *mut ffi::sqlite3_file, buf: *const c_void, amt: c_int, off: i64) -> c_int {
     let f = File::of(file);
     let inner = f.inner;
+    let methods = f.methods();
     let mut state = f.state();
     let bytes = std::slice::from_raw_parts(buf.cast::<u8>(), amt as usize);
-    let State { held, ahead, size, .. } = &mut *state;
-    if held.hold(off as u64, bytes, ahead, *size) {
+    // The pool's file size, for a gap between held writes (a call to OPFS:
+    // asked once per buffer).
+    let size = || {
+        let mut size = 0i64;
+        match (methods.xFileSize.expect("the pool sizes files"))(inner, &mut size) {
+            ffi::SQLITE_OK => size.max(0) as u64,
+            _ => 0,
+        }
+    };
+    let State { held, ahead, .. } = &mut *state;
+    if held.hold(off as u64, bytes, ahead, size) {
         return ffi::SQLITE_OK;
     }
     let rc = state.write_held(inner);
     if rc != ffi::SQLITE_OK {
         return rc;
     }
-    let State { held, ahead, size, .. } = &mut *state;
-    if held.hold(off as u64, bytes, ahead, *size) {
+    let State { held, ahead, .. } = &mut *state;
+    if held.hold(off as u64, bytes, ahead, size) {
         return ffi::SQLITE_OK;
     }
     // Larger than a buffer: written at once.
     ahead.written(off as u64, bytes);
-    let rc = (f.methods().xWrite.expect("the pool's files write"))(inner, buf, amt, off);
-    if rc == ffi::SQLITE_OK {
-        *size = (*size).max((off + amt as i64) as u64);
-    }
-    rc
+    (methods.xWrite.expect("the pool's files write"))(inner, buf, amt, off)
 }
 
 /// Writes what is held back, then passes the call on.
@@ -394,10 +391,7 @@ unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_int 
     if rc != ffi::SQLITE_OK {
         return rc;
     }
-    let mut state = f.state();
-    state.ahead.clear();
-    state.size = state.size.min(size as u64);
-    drop(state);
+    f.state().ahead.clear();
     (f.methods().xTruncate.expect("the pool truncates"))(f.inner, size)
 }
 
@@ -441,7 +435,6 @@ unsafe extern "C" fn delete(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, syn
             let mut state = state.borrow_mut();
             state.held.clear();
             state.ahead.clear();
-            state.size = 0;
         }
     }
     let vfs = under(vfs);
