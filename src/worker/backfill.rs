@@ -206,35 +206,28 @@ impl Backfill {
             return Ok(None);
         }
         files.unlock(READ_LOCK);
-        // From the last frame back, each page's first frame met is its
-        // last: the pages seen are marked, one bit each.
-        let mut seen = vec![0u64; n_page as usize / 64 + 1];
         let mut pages = Vec::new();
-        let mut mapped: Option<(u32, Region)> = None;
-        for frame in (from + 1..=to).rev() {
-            let (region, word) = if frame <= FIRST_FRAMES {
-                (0, HEADER_WORDS + (frame - 1) as usize)
-            } else {
-                let k = frame - FIRST_FRAMES - 1;
-                (1 + k / FRAMES, (k % FRAMES) as usize)
-            };
-            if mapped.is_none_or(|(r, _)| r != region) {
-                let map = files.region(region).ok_or_else(|| Error::Locked("the wal-index lacks a frame".into()))?;
-                mapped = Some((region, map));
-            }
-            let page = mapped.expect("mapped above").1.get(word);
-            let (bits, bit) = (page as usize / 64, 1u64 << (page % 64));
-            if page <= n_page && seen[bits] & bit == 0 {
-                seen[bits] |= bit;
-                pages.push(u64::from(page) << 32 | u64::from(frame));
-            }
-        }
+        last_frames(&files, from, to, n_page, |page, frame| pages.push(u64::from(page) << 32 | u64::from(frame)))?;
         // In the order they were written.
         pages.reverse();
         files.sync(files.wal)?;
         let head = files.region(0).expect("mapped above");
         head.set(BACKFILL_ATTEMPTED, to);
         Ok(Some(Backfill { salt, from, to, page_size, pages, next: 0, buf: vec![0; page_size as usize] }))
+    }
+
+    /// Pages a checkpoint of the WAL of `conn` would copy now, whatever
+    /// the readers hold: the pages its uncopied frames hold, each once.
+    pub fn pages_to_copy(conn: &Conn) -> Result<u32> {
+        let Some(files) = Files::of(conn) else { return Ok(0) };
+        let Some(head) = files.region(0) else { return Ok(0) };
+        let (from, to) = (head.get(BACKFILL), head.get(MX_FRAME));
+        if head.get(INIT_AND_PAGE_SIZE) & 0xff == 0 || from >= to {
+            return Ok(0);
+        }
+        let mut n = 0;
+        last_frames(&files, from, to, head.get(N_PAGE), |_, _| n += 1)?;
+        Ok(n)
     }
 
     /// Copies pages until about `bytes` are copied, or the last.
@@ -315,4 +308,32 @@ impl Backfill {
         Files::io(if rc == ffi::SQLITE_NOTFOUND { ffi::SQLITE_OK } else { rc }, "write the database file")?;
         Ok(self.next < self.pages.len())
     }
+}
+
+/// Calls `each(page, frame)` for the last frame of each page among frames
+/// `from + 1..=to` of the WAL, from the last frame back: each page's first
+/// frame met is its last (the pages seen are marked, one bit each). Pages
+/// past `n_page` (the database's size at frame `to`) are left out.
+fn last_frames(files: &Files, from: u32, to: u32, n_page: u32, mut each: impl FnMut(u32, u32)) -> Result<()> {
+    let mut seen = vec![0u64; n_page as usize / 64 + 1];
+    let mut mapped: Option<(u32, Region)> = None;
+    for frame in (from + 1..=to).rev() {
+        let (region, word) = if frame <= FIRST_FRAMES {
+            (0, HEADER_WORDS + (frame - 1) as usize)
+        } else {
+            let k = frame - FIRST_FRAMES - 1;
+            (1 + k / FRAMES, (k % FRAMES) as usize)
+        };
+        if mapped.is_none_or(|(r, _)| r != region) {
+            let map = files.region(region).ok_or_else(|| Error::Locked("the wal-index lacks a frame".into()))?;
+            mapped = Some((region, map));
+        }
+        let page = mapped.expect("mapped above").1.get(word);
+        let (bits, bit) = (page as usize / 64, 1u64 << (page % 64));
+        if page <= n_page && seen[bits] & bit == 0 {
+            seen[bits] |= bit;
+            each(page, frame);
+        }
+    }
+    Ok(())
 }

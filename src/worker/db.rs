@@ -98,6 +98,9 @@ pub struct Db {
     page_size: i64,
     /// A checkpoint in slices, planned and not yet done.
     backfill: Option<Backfill>,
+    /// Whether a checkpoint was due, and the commits and WAL frames then
+    /// (see [`Db::checkpoint_due`]).
+    due: Option<((u64, i32), bool)>,
     conn: Conn,
 }
 
@@ -164,6 +167,7 @@ impl Db {
             reader,
             page_size: 0,
             backfill: None,
+            due: None,
             conn,
         }
     }

@@ -21,8 +21,8 @@
 //! **Checkpoints** copy the WAL's pages into the database file. SQLite's
 //! automatic one (at 1,000 pages, at the end of the commit that reaches
 //! them) is off (`hooks.rs` has the WAL hook): the worker checkpoints when
-//! its queue is idle, and after the reply of a call whose commit took the
-//! WAL past [`WAL_BOUND`] ([`due`]), in slices of [`SLICE`] bytes with
+//! its queue is idle, and after the reply of a call whose commit left it
+//! [`COPY_BOUND`] of pages to copy or [`WAL_BOUND`] of WAL ([`due`]), in slices of [`SLICE`] bytes with
 //! the worker's other calls between them (`backfill.rs`). A large value is
 //! still written twice, but neither its call nor the next waits for the
 //! second write.
@@ -80,25 +80,45 @@ pub fn in_wal(conn: &Conn) -> Result<bool> {
     Ok(conn.texts("PRAGMA main.journal_mode", |_| {})?.first().is_some_and(|m| m == "wal"))
 }
 
-/// Bytes of WAL past which the worker checkpoints after the reply of the
-/// call that committed: the WAL stays bounded however rarely the worker is
-/// idle. About SQLite's own 1,000 pages at 8 KB: a larger WAL takes that
-/// much more of the origin's quota (a full disk must still VACUUM), and
-/// the first checkpoint's buffers should come early in a worker's life.
-const WAL_BOUND: i64 = 8 << 20;
+/// When the worker checkpoints after the reply of the call that
+/// committed, however rarely it is idle: once a copy would have
+/// [`COPY_BOUND`] bytes of pages to write, or the WAL has grown to
+/// [`WAL_BOUND`]. Writes wait for a copy's end, so the first bounds how
+/// long they wait (a 16 MiB copy takes tens of milliseconds). A copy
+/// takes each page's last frame only, so commits that write the same
+/// pages over wait for the second: a value rewritten by each commit
+/// alternates between two sets of pages (SQLite writes the new version
+/// before it frees the old), so an 8 MiB value leaves 16 MiB to copy
+/// however often it is rewritten. At 8 MiB of WAL alone, 128 appends
+/// building an 8 MB value copied about as much as they wrote, and took
+/// 1.3–1.7× as long (experiment 027).
+const COPY_BOUND: i64 = 16 << 20;
 
-/// Whether a WAL of `frames` frames of `page_size`-byte pages has grown
-/// past its bound.
-pub fn due(frames: i32, page_size: i64) -> bool {
-    i64::from(frames) * (page_size + 24) >= WAL_BOUND
+/// The size `journal_size_limit` lets the `-wal` file keep after a
+/// checkpoint: a WAL this large takes no more of the origin's quota than
+/// an emptied one may.
+const WAL_BOUND: i64 = 64 << 20;
+
+/// Whether a WAL of `frames` frames of `page_size`-byte pages is due a
+/// checkpoint; `pages` counts the pages a copy would write, asked only
+/// once the WAL holds enough frames for them to reach [`COPY_BOUND`].
+pub fn due(frames: i32, page_size: i64, pages: impl FnOnce() -> Result<u32>) -> Result<bool> {
+    let wal = i64::from(frames) * (page_size + 24);
+    if wal >= WAL_BOUND {
+        return Ok(true);
+    }
+    if i64::from(frames) * page_size < COPY_BOUND {
+        return Ok(false);
+    }
+    Ok(i64::from(pages()?) * page_size >= COPY_BOUND)
 }
 
-/// Whether a WAL of `frames` frames has grown so far past its bound (four
-/// times) that the snapshots of streams holding it back are let go (see
+/// Whether a WAL of `frames` frames has grown so far past its bound
+/// (twice) that the snapshots of streams holding it back are let go (see
 /// `snapshots`): a stream read slowly, or paused, must not let the WAL
 /// take the origin's quota while others write.
 pub fn held_too_long(frames: i32, page_size: i64) -> bool {
-    i64::from(frames) * (page_size + 24) >= 4 * WAL_BOUND
+    i64::from(frames) * (page_size + 24) >= 2 * WAL_BOUND
 }
 
 /// Bytes one slice of a checkpoint copies (`backfill`): a few

@@ -8,14 +8,23 @@ use crate::worker::backfill::{Backfill, Slice};
 use crate::worker::journal;
 
 impl Db {
-    /// Whether the WAL has grown past its bound: the call that committed
-    /// checkpoints before it returns (`journal::due`).
+    /// Whether the WAL is due a checkpoint: the call that committed
+    /// checkpoints before the next runs (`journal::due`). The answer is
+    /// kept until the WAL changes, since every call asks.
     pub fn checkpoint_due(&mut self) -> Result<bool> {
         let frames = self.hooks.wal_frames();
         if frames == 0 {
             return Ok(false);
         }
-        Ok(journal::due(frames, self.page_size()?))
+        let key = (self.hooks.commits(), frames);
+        if let Some((k, due)) = self.due {
+            if k == key {
+                return Ok(due);
+            }
+        }
+        let due = journal::due(frames, self.page_size()?, || Backfill::pages_to_copy(&self.conn))?;
+        self.due = Some((key, due));
+        Ok(due)
     }
 
     /// Frames in the WAL that no checkpoint has copied yet.
