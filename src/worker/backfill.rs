@@ -73,6 +73,14 @@ pub struct Backfill {
     buf: Vec<u8>,
 }
 
+/// What a checkpoint would write (see [`Backfill::pages_to_copy`]).
+#[derive(Clone, Copy)]
+pub struct ToCopy {
+    pub pages: u32,
+    /// Of `pages`, those past the database file's end.
+    pub growth: u32,
+}
+
 /// What a [`Backfill::slice`] did.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Slice {
@@ -141,6 +149,19 @@ impl Files {
         }
     }
 
+    /// The database file's size in whole pages of the WAL's page size.
+    fn db_pages(&self, head: Region) -> Result<u32> {
+        let page_size = match head.get(INIT_AND_PAGE_SIZE) >> 16 {
+            1 => 65536,
+            n => i64::from(n),
+        };
+        let mut size: ffi::sqlite3_int64 = 0;
+        // SAFETY: the file is open.
+        let rc = unsafe { ((*(*self.db).pMethods).xFileSize.expect("files have sizes"))(self.db, &mut size) };
+        Self::io(rc, "size the database file")?;
+        Ok(u32::try_from(size / page_size).unwrap_or(u32::MAX))
+    }
+
     fn sync(&self, file: *mut ffi::sqlite3_file) -> Result<()> {
         // SAFETY: the file is open.
         let rc = unsafe { ((*(*file).pMethods).xSync.expect("files sync"))(file, ffi::SQLITE_SYNC_NORMAL) };
@@ -207,7 +228,7 @@ impl Backfill {
         }
         files.unlock(READ_LOCK);
         let mut pages = Vec::new();
-        last_frames(&files, from, to, n_page, |page, frame| pages.push(u64::from(page) << 32 | u64::from(frame)))?;
+        last_frames(&files, from, to, n_page, &mut |page, frame| pages.push(u64::from(page) << 32 | u64::from(frame)))?;
         // In the order they were written.
         pages.reverse();
         files.sync(files.wal)?;
@@ -216,18 +237,43 @@ impl Backfill {
         Ok(Some(Backfill { salt, from, to, page_size, pages, next: 0, buf: vec![0; page_size as usize] }))
     }
 
-    /// Pages a checkpoint of the WAL of `conn` would copy now, whatever
-    /// the readers hold: the pages its uncopied frames hold, each once.
-    pub fn pages_to_copy(conn: &Conn) -> Result<u32> {
-        let Some(files) = Files::of(conn) else { return Ok(0) };
-        let Some(head) = files.region(0) else { return Ok(0) };
+    /// What a checkpoint of the WAL of `conn` would write now, whatever the
+    /// readers hold: the pages its uncopied frames hold, each once, and
+    /// how many of them lie past the database file's end (the file grows
+    /// by those).
+    pub fn pages_to_copy(conn: &Conn) -> Result<ToCopy> {
+        let none = ToCopy { pages: 0, growth: 0 };
+        let Some(files) = Files::of(conn) else { return Ok(none) };
+        let Some(head) = files.region(0) else { return Ok(none) };
         let (from, to) = (head.get(BACKFILL), head.get(MX_FRAME));
         if head.get(INIT_AND_PAGE_SIZE) & 0xff == 0 || from >= to {
-            return Ok(0);
+            return Ok(none);
         }
-        let mut n = 0;
-        last_frames(&files, from, to, head.get(N_PAGE), |_, _| n += 1)?;
+        let in_file = files.db_pages(head)?;
+        let mut n = none;
+        last_frames(&files, from, to, head.get(N_PAGE), &mut |page, _| {
+            n.pages += 1;
+            n.growth += u32::from(page > in_file);
+        })?;
         Ok(n)
+    }
+
+    /// The database's size in pages as of the WAL's last commit (`None`
+    /// before the wal-index is set up).
+    pub fn commit_pages(conn: &Conn) -> Option<u32> {
+        let head = Files::of(conn)?.region(0)?;
+        (head.get(INIT_AND_PAGE_SIZE) & 0xff != 0).then(|| head.get(N_PAGE))
+    }
+
+    /// The database file's size in pages (`None` before the wal-index is
+    /// set up): an OPFS call.
+    pub fn file_pages(conn: &Conn) -> Result<Option<u32>> {
+        let Some(files) = Files::of(conn) else { return Ok(None) };
+        let Some(head) = files.region(0) else { return Ok(None) };
+        if head.get(INIT_AND_PAGE_SIZE) & 0xff == 0 {
+            return Ok(None);
+        }
+        files.db_pages(head).map(Some)
     }
 
     /// Copies pages until about `bytes` are copied, or the last.
@@ -314,7 +360,7 @@ impl Backfill {
 /// `from + 1..=to` of the WAL, from the last frame back: each page's first
 /// frame met is its last (the pages seen are marked, one bit each). Pages
 /// past `n_page` (the database's size at frame `to`) are left out.
-fn last_frames(files: &Files, from: u32, to: u32, n_page: u32, mut each: impl FnMut(u32, u32)) -> Result<()> {
+fn last_frames(files: &Files, from: u32, to: u32, n_page: u32, each: &mut dyn FnMut(u32, u32)) -> Result<()> {
     let mut seen = vec![0u64; n_page as usize / 64 + 1];
     let mut mapped: Option<(u32, Region)> = None;
     for frame in (from + 1..=to).rev() {

@@ -101,6 +101,9 @@ pub struct Db {
     /// Whether a checkpoint was due, and the commits and WAL frames then
     /// (see [`Db::checkpoint_due`]).
     due: Option<((u64, i32), bool)>,
+    /// The database file's size in pages, as far as the commits since the
+    /// last whole checkpoint tell (see `Db::shrinks`).
+    file_pages: Option<u32>,
     conn: Conn,
 }
 
@@ -168,6 +171,7 @@ impl Db {
             page_size: 0,
             backfill: None,
             due: None,
+            file_pages: None,
             conn,
         }
     }

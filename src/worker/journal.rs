@@ -21,14 +21,15 @@
 //! **Checkpoints** copy the WAL's pages into the database file. SQLite's
 //! automatic one (at 1,000 pages, at the end of the commit that reaches
 //! them) is off (`hooks.rs` has the WAL hook): the worker checkpoints when
-//! its queue is idle, and after the reply of a call whose commit left it
-//! [`COPY_BOUND`] of pages to copy or [`WAL_BOUND`] of WAL ([`due`]), in slices of [`SLICE`] bytes with
+//! its queue is idle, and after the reply of a call whose commit left a
+//! copy enough to write, or the WAL large enough ([`due`]), in slices of [`SLICE`] bytes with
 //! the worker's other calls between them (`backfill.rs`). A large value is
 //! still written twice, but neither its call nor the next waits for the
 //! second write.
 //!
 //! A memory database keeps its journal in memory and never uses WAL.
 
+use super::backfill::ToCopy;
 use super::conn::Conn;
 use crate::codec::{Error, Result};
 
@@ -81,17 +82,24 @@ pub fn in_wal(conn: &Conn) -> Result<bool> {
 }
 
 /// When the worker checkpoints after the reply of the call that
-/// committed, however rarely it is idle: once a copy would have
-/// [`COPY_BOUND`] bytes of pages to write, or the WAL has grown to
-/// [`WAL_BOUND`]. Writes wait for a copy's end, so the first bounds how
-/// long they wait (a 16 MiB copy takes tens of milliseconds). A copy
-/// takes each page's last frame only, so commits that write the same
-/// pages over wait for the second: a value rewritten by each commit
+/// committed, however rarely it is idle, is decided by what a copy would
+/// write (`Backfill::pages_to_copy`) and by the WAL's size:
+///
+/// - [`GROWTH_BOUND`] of pages past the database file's end: until a copy
+///   writes them, they take the origin's quota twice over (in the WAL, and
+///   as the file grows to take them), and on a full disk a WAL that cannot
+///   be copied leaves no room for the DELETE and VACUUM that would free it;
+/// - [`COPY_BOUND`] of pages in all: writes wait for a copy's end, so this
+///   bounds how long they wait (a 16 MiB copy takes tens of milliseconds);
+/// - [`WAL_BOUND`] of WAL.
+///
+/// A copy takes each page's last frame only, so commits that write the
+/// same pages over wait for the last two: a value rewritten by each commit
 /// alternates between two sets of pages (SQLite writes the new version
-/// before it frees the old), so an 8 MiB value leaves 16 MiB to copy
-/// however often it is rewritten. At 8 MiB of WAL alone, 128 appends
-/// building an 8 MB value copied about as much as they wrote, and took
-/// 1.3–1.7× as long (experiment 027).
+/// before it frees the old), which stay in the file once copied. At 8 MiB
+/// of WAL alone, 128 appends building an 8 MB value copied about as much
+/// as they wrote, and took 1.3–1.7× as long (experiment 027).
+const GROWTH_BOUND: i64 = 8 << 20;
 const COPY_BOUND: i64 = 16 << 20;
 
 /// The size `journal_size_limit` lets the `-wal` file keep after a
@@ -100,17 +108,20 @@ const COPY_BOUND: i64 = 16 << 20;
 const WAL_BOUND: i64 = 64 << 20;
 
 /// Whether a WAL of `frames` frames of `page_size`-byte pages is due a
-/// checkpoint; `pages` counts the pages a copy would write, asked only
-/// once the WAL holds enough frames for them to reach [`COPY_BOUND`].
-pub fn due(frames: i32, page_size: i64, pages: impl FnOnce() -> Result<u32>) -> Result<bool> {
+/// checkpoint: at once if its last commit `shrinks` the database (a copy
+/// gives the space back: a full disk's DELETE and VACUUM make room only
+/// then); `copy` says what a copy would write, asked only once the WAL
+/// holds enough frames for it to matter.
+pub fn due(frames: i32, page_size: i64, shrinks: bool, copy: impl FnOnce() -> Result<ToCopy>) -> Result<bool> {
     let wal = i64::from(frames) * (page_size + 24);
-    if wal >= WAL_BOUND {
+    if shrinks || wal >= WAL_BOUND {
         return Ok(true);
     }
-    if i64::from(frames) * page_size < COPY_BOUND {
+    if i64::from(frames) * page_size < GROWTH_BOUND {
         return Ok(false);
     }
-    Ok(i64::from(pages()?) * page_size >= COPY_BOUND)
+    let copy = copy()?;
+    Ok(i64::from(copy.growth) * page_size >= GROWTH_BOUND || i64::from(copy.pages) * page_size >= COPY_BOUND)
 }
 
 /// Whether a WAL of `frames` frames has grown so far past its bound

@@ -72,7 +72,7 @@ for (const encrypted of [false, true]) {
   });
 }
 
-test('back-to-back commits past the WAL bound: each waits for the copy before it, and every commit is there after', async (t) => {
+test('back-to-back commits of 8 MiB of new pages: each waits for the copy before it, and every commit is there after', async (t) => {
   const got = await inPage(
     h.page,
     async ({ open, sha }, { name }) => {
@@ -80,8 +80,8 @@ test('back-to-back commits past the WAL bound: each waits for the copy before it
       const db = await open(name);
       await db.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, data BLOB)');
       // Made all at once, so the worker runs them one after the other: the
-      // commits that take the WAL past its 8 MiB bound are each followed by
-      // a copy in slices, which the next waits for.
+      // commits that leave 8 MiB of new pages in the WAL are each followed
+      // by a copy in slices, which the next waits for.
       const values = Array.from({ length: 12 }, (_, i) => new Uint8Array(3 * MB).fill(i + 1));
       const want = await Promise.all(values.map(sha));
       await Promise.all(values.map((v, i) => db.execute('INSERT INTO media(id, data) VALUES (?, ?)', [i + 1, v])));

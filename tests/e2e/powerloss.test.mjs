@@ -65,10 +65,10 @@ async function record(name, seed, pageSize, key) {
         const insert = 'INSERT INTO t(tx, k, sum, data) VALUES (?, ?, ?, ?)';
         if (tx === 25) {
           // A File above the stream limit: placeholder, resize, chunked
-          // writes. 17 MB leaves more than the 16 MiB a checkpoint waits
-          // for (src/worker/journal.rs), so the call that stores it is
-          // followed by a checkpoint copied in slices.
-          const data = bytes(17 << 20);
+          // writes. 9 MB of new pages, past the file's end, is more than a
+          // checkpoint waits for (8 MiB: src/worker/journal.rs), so the
+          // call that stores it is followed by a copy in slices.
+          const data = bytes(9 << 20);
           await db.execute(insert, [tx, 0, await hex(data), new File([data], 'clip.bin')]);
           txs[tx] = 1;
           await probe(name, 'mark', tx);

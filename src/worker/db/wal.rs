@@ -22,9 +22,25 @@ impl Db {
                 return Ok(due);
             }
         }
-        let due = journal::due(frames, self.page_size()?, || Backfill::pages_to_copy(&self.conn))?;
+        let shrinks = self.shrinks()?;
+        let due = journal::due(frames, self.page_size()?, shrinks, || Backfill::pages_to_copy(&self.conn))?;
         self.due = Some((key, due));
         Ok(due)
+    }
+
+    /// Whether the last commit left the database smaller than the file
+    /// has grown (a VACUUM's): a copy would give the space back. The
+    /// file's size is asked once (an OPFS call), then followed from the
+    /// commits' sizes: it is taken as the largest since the WAL was last
+    /// copied whole, which a copy may or may not have written yet.
+    fn shrinks(&mut self) -> Result<bool> {
+        let Some(now) = Backfill::commit_pages(&self.conn) else { return Ok(false) };
+        let high = match self.file_pages {
+            Some(high) => high,
+            None => Backfill::file_pages(&self.conn)?.unwrap_or(0),
+        };
+        self.file_pages = Some(high.max(now));
+        Ok(now < high)
     }
 
     /// Frames in the WAL that no checkpoint has copied yet.
@@ -74,6 +90,10 @@ impl Db {
             Slice::Busy | Slice::Stale => Ok(false),
             Slice::Done(left) => {
                 self.hooks.wal_checkpointed(left as i32);
+                if left == 0 {
+                    // The file was cut to the database's size.
+                    self.file_pages = Backfill::commit_pages(&self.conn);
+                }
                 // What a reader's snapshot kept back, or committed since.
                 Ok(left > 0)
             }
@@ -93,6 +113,7 @@ impl Db {
         self.drop_read_handle();
         journal::checkpoint_all(&self.conn)?;
         self.hooks.wal_checkpointed(0);
+        self.file_pages = None;
         Ok(())
     }
 }
