@@ -4,7 +4,9 @@
 // the gallery's calls are timed, and so is the long call, alone and beside
 // the gallery. The long calls: a streamed File INSERT, an executeBatch of
 // 10,000 rows, a CPU-bound query, an export read at 50 MB/s, and a blobStream of
-// a stored value read through. `only`: the long calls whose names hold it.
+// a stored value read through (`chunkMB` MB chunks, 4 by default).
+// `only`: the long calls whose names hold it. `calls`: the gallery's
+// calls, 'both' (the default), or only its 'readBlob' or its 'query'.
 // `tab`: the gallery's session is opened in another tab (a window this page
 // opens), whose calls reach the database through the leading tab's worker.
 import { open } from 'resq-wasm';
@@ -15,15 +17,16 @@ const EVERY_MS = 20;
 const quantile = (xs, q) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
 /** Runs the gallery until `done` settles; returns its calls' times. */
-async function gallery(db, done) {
+async function gallery(db, done, calls = 'both') {
   const times = [];
   let over = false;
   done.finally(() => (over = true));
   let id = 0;
   while (!over) {
     const t0 = performance.now();
-    await db.readBlob('thumbs', 'data', 1 + (id++ % 50));
-    await db.query('SELECT id, name FROM thumbs WHERE id = ?', [1 + (id % 50)]);
+    if (calls !== 'query') await db.readBlob('thumbs', 'data', 1 + (id % 50));
+    if (calls !== 'readBlob') await db.query('SELECT id, name FROM thumbs WHERE id = ?', [1 + ((id + 1) % 50)]);
+    id++;
     times.push(performance.now() - t0);
     await new Promise((r) => setTimeout(r, EVERY_MS));
   }
@@ -34,7 +37,7 @@ async function gallery(db, done) {
  * The long calls: `run`, a function of the writing session; `ahead`, what
  * it needs in place first, done before each time it runs (not timed).
  */
-function longCalls(fileMB) {
+function longCalls(fileMB, chunkMB) {
   const file = new File([new Uint8Array(fileMB * MB).fill(7)], 'clip.bin');
   const rows = Array.from({ length: 10000 }, (_, i) => [i, `row ${i}`]);
   const stored = (db) => db.execute('INSERT INTO media(data) VALUES (?)', [new File([new Uint8Array(fileMB * MB).fill(5)], 'v.bin')]);
@@ -56,13 +59,13 @@ function longCalls(fileMB) {
         return n;
       },
     },
-    [`blobStream of ${fileMB} MB, 4 MB chunks`]: {
+    [`blobStream of ${fileMB} MB, ${chunkMB} MB chunks`]: {
       ahead: stored,
       run: async (db) => {
         const [{ id }] = await db.query('SELECT max(id) AS id FROM media');
         if (id === null) throw new Error('nothing to stream');
         let n = 0;
-        for await (const chunk of db.blobStream('media', 'data', id, { chunkSize: 4 * MB })) n += chunk.byteLength;
+        for await (const chunk of db.blobStream('media', 'data', id, { chunkSize: chunkMB * MB })) n += chunk.byteLength;
         return n;
       },
     },
@@ -79,7 +82,7 @@ async function inAnotherTab(name) {
   return { db: await lib.open(name), close: () => w.close() };
 }
 
-export async function run({ fileMB = 256, only = '', tab = false } = {}) {
+export async function run({ fileMB = 256, only = '', tab = false, chunkMB = 4, calls = 'both' } = {}) {
   const name = `stall-${Math.random().toString(36).slice(2, 8)}.db`;
   const writer = await open(name);
   await writer.execute('CREATE TABLE thumbs(id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
@@ -93,9 +96,9 @@ export async function run({ fileMB = 256, only = '', tab = false } = {}) {
   const other = tab ? await inAnotherTab(name) : null;
   const reader = other ? other.db : await open(name);
   const rows = [];
-  const idle = await gallery(reader, new Promise((r) => setTimeout(r, 1000)));
+  const idle = await gallery(reader, new Promise((r) => setTimeout(r, 1000)), calls);
   rows.push(summary('nothing (baseline)', idle, null, null));
-  for (const [what, { run: call, ahead }] of Object.entries(longCalls(fileMB))) {
+  for (const [what, { run: call, ahead }] of Object.entries(longCalls(fileMB, chunkMB))) {
     if (!what.includes(only)) continue;
     if (ahead) {
       await ahead(writer);
@@ -110,7 +113,7 @@ export async function run({ fileMB = 256, only = '', tab = false } = {}) {
     const alone = performance.now() - t0;
     const t1 = performance.now();
     const done = call(writer).then(() => performance.now() - t1);
-    const times = await gallery(reader, done);
+    const times = await gallery(reader, done, calls);
     rows.push(summary(what, times, alone, await done));
     await writer.execute('DELETE FROM media');
   }
