@@ -17,6 +17,7 @@
 pub mod ahead;
 pub mod backup;
 pub mod batch;
+pub mod blocks;
 pub mod changes;
 pub mod error;
 pub mod hash;
