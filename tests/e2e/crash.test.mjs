@@ -246,10 +246,16 @@ test("a SIGKILL while importDatabase copies a file over a database: after the re
     async ({ open, importDatabase }, [MB, stageSrc, poolSrc, CACHE]) => {
       const stageFiles = (0, eval)(`(${stageSrc})`);
       const poolBytes = (0, eval)(`(${poolSrc})`);
-      // The new database: 80 MB, more than the page cache holds, so the copy spills into the file.
+      // The new database: 160 MB, more than the page cache holds, so the
+      // copy spills into the file; and long enough to copy that the kill,
+      // sent from outside the page once 24 MB are written, lands before
+      // its end on a busy machine too.
       const src = await open('crash-restore-src.db');
       await src.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB); CREATE TABLE which(v); INSERT INTO which VALUES ('new')");
-      for (let i = 0; i < 80; i++) await src.execute('INSERT INTO t(data) VALUES (?)', [new Uint8Array(MB).fill(0x22)]);
+      await src.executeBatch(
+        'INSERT INTO t(data) VALUES (?)',
+        Array.from({ length: 160 }, () => [new Uint8Array(MB).fill(0x22)]),
+      );
       const file = await new Response(src.export()).blob();
       await src.close();
       // The database it replaces.
