@@ -5,23 +5,32 @@
 // messages go first, a ping waits for the whole task.
 import { time } from './measure.js';
 
-async function once(how, { steps, stepMs, everyMs }) {
+async function once(how, { steps, stepMs, everyMs, port }) {
   const w = new Worker(new URL('./turn-worker.js', import.meta.url));
   const pings = new Map();
   const times = [];
   let done;
   const finished = new Promise((r) => (done = r));
+  const pong = (e) => times.push(performance.now() - pings.get(e.data.pong));
   w.onmessage = (e) => {
-    if (e.data.pong !== undefined) times.push(performance.now() - pings.get(e.data.pong));
+    if (e.data.pong !== undefined) pong(e);
     else done(e.data.done);
   };
+  // `port`: the pings go on a MessagePort handed to the worker.
+  let pinger = w;
+  if (port) {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = pong;
+    w.postMessage({ port: channel.port2 }, [channel.port2]);
+    pinger = channel.port1;
+  }
   await new Promise((r) => setTimeout(r, 50));
   w.postMessage({ how, steps, stepMs });
   let over = false;
   finished.then(() => (over = true));
   for (let i = 0; !over; i++) {
     pings.set(i, performance.now());
-    w.postMessage({ ping: i });
+    pinger.postMessage({ ping: i });
     await new Promise((r) => setTimeout(r, everyMs));
   }
   const taskMs = await finished;
@@ -38,12 +47,13 @@ async function once(how, { steps, stepMs, everyMs }) {
   };
 }
 
-export async function run({ steps = 200, stepMs = 2, everyMs = 5 } = {}) {
+export async function run({ steps = 200, stepMs = 2, everyMs = 5, port = false, ways = ['channel', 'timeout'] } = {}) {
   await time(async () => {}, { n: 1, warmup: 0 });
   const rows = [];
+  const via = port ? ', pings on a MessagePort' : '';
   for (const pass of [1, 2]) {
-    for (const how of pass === 1 ? ['channel', 'timeout'] : ['timeout', 'channel'])
-      rows.push({ ...(await once(how, { steps, stepMs, everyMs })), config: `yield by ${how}, pass ${pass}` });
+    for (const how of pass === 1 ? ways : [...ways].reverse())
+      rows.push({ ...(await once(how, { steps, stepMs, everyMs, port })), config: `yield by ${how}${via}, pass ${pass}` });
   }
   return rows;
 }

@@ -17,10 +17,22 @@ const yieldBy = {
       port2.postMessage(null);
     }),
   timeout: () => new Promise((resolve) => setTimeout(resolve, 0)),
+  // The continuation as a task of lower priority than messages.
+  background: () => scheduler.postTask(() => {}, { priority: 'background' }),
+  visible: () => scheduler.postTask(() => {}, { priority: 'user-visible' }),
+};
+// Pings come on the worker's own port, or on a MessagePort the page sent
+// (`port`), as another tab's calls reach the package's worker.
+const answer = (port) => (e) => {
+  if (e.data.ping !== undefined) port.postMessage({ pong: e.data.ping });
 };
 self.onmessage = async (e) => {
   const d = e.data;
-  if (d.ping !== undefined) return self.postMessage({ pong: d.ping });
+  if (d.port) {
+    d.port.onmessage = answer(d.port);
+    return;
+  }
+  if (d.ping !== undefined) return answer(self)(e);
   const t0 = performance.now();
   for (let i = 0; i < d.steps; i++) {
     spin(d.stepMs);
