@@ -151,10 +151,7 @@ impl Files {
 
     /// The database file's size in whole pages of the WAL's page size.
     fn db_pages(&self, head: Region) -> Result<u32> {
-        let page_size = match head.get(INIT_AND_PAGE_SIZE) >> 16 {
-            1 => 65536,
-            n => i64::from(n),
-        };
+        let page_size = head.page_size();
         let mut size: ffi::sqlite3_int64 = 0;
         // SAFETY: the file is open.
         let rc = unsafe { ((*(*self.db).pMethods).xFileSize.expect("files have sizes"))(self.db, &mut size) };
@@ -182,6 +179,19 @@ impl Region {
         unsafe { *self.0.add(word) }
     }
 
+    /// Whether SQLite has set the wal-index up (`isInit`).
+    fn ready(self) -> bool {
+        self.get(INIT_AND_PAGE_SIZE) & 0xff != 0
+    }
+
+    /// The WAL's page size (stored as 1 for 65536).
+    fn page_size(self) -> i64 {
+        match self.get(INIT_AND_PAGE_SIZE) >> 16 {
+            1 => 65536,
+            n => i64::from(n),
+        }
+    }
+
     fn set(self, word: usize, value: u32) {
         debug_assert!(word < REGION as usize / 4);
         // SAFETY: as in `get`.
@@ -197,7 +207,7 @@ impl Backfill {
         let Some(head) = files.region(0) else { return Ok(None) };
         let mx_frame = head.get(MX_FRAME);
         let from = head.get(BACKFILL);
-        if head.get(INIT_AND_PAGE_SIZE) & 0xff == 0 || from >= mx_frame {
+        if !head.ready() || from >= mx_frame {
             return Ok(None);
         }
         // As SQLite: a read mark below the last frame bounds the copy if a
@@ -218,10 +228,7 @@ impl Backfill {
             return Ok(None);
         }
         let n_page = head.get(N_PAGE);
-        let page_size = match head.get(INIT_AND_PAGE_SIZE) >> 16 {
-            1 => 65536,
-            n => i64::from(n),
-        };
+        let page_size = head.page_size();
         let salt = [head.get(SALT), head.get(SALT + 1)];
         if !files.lock(READ_LOCK) {
             return Ok(None);
@@ -246,7 +253,7 @@ impl Backfill {
         let Some(files) = Files::of(conn) else { return Ok(none) };
         let Some(head) = files.region(0) else { return Ok(none) };
         let (from, to) = (head.get(BACKFILL), head.get(MX_FRAME));
-        if head.get(INIT_AND_PAGE_SIZE) & 0xff == 0 || from >= to {
+        if !head.ready() || from >= to {
             return Ok(none);
         }
         let in_file = files.db_pages(head)?;
@@ -262,7 +269,7 @@ impl Backfill {
     /// before the wal-index is set up).
     pub fn commit_pages(conn: &Conn) -> Option<u32> {
         let head = Files::of(conn)?.region(0)?;
-        (head.get(INIT_AND_PAGE_SIZE) & 0xff != 0).then(|| head.get(N_PAGE))
+        head.ready().then(|| head.get(N_PAGE))
     }
 
     /// The database file's size in pages (`None` before the wal-index is
@@ -270,7 +277,7 @@ impl Backfill {
     pub fn file_pages(conn: &Conn) -> Result<Option<u32>> {
         let Some(files) = Files::of(conn) else { return Ok(None) };
         let Some(head) = files.region(0) else { return Ok(None) };
-        if head.get(INIT_AND_PAGE_SIZE) & 0xff == 0 {
+        if !head.ready() {
             return Ok(None);
         }
         files.db_pages(head).map(Some)
@@ -280,7 +287,7 @@ impl Backfill {
     pub fn slice(&mut self, conn: &Conn, bytes: i64) -> Result<Slice> {
         let Some(files) = Files::of(conn) else { return Ok(Slice::Stale) };
         let Some(head) = files.region(0) else { return Ok(Slice::Stale) };
-        let same = head.get(INIT_AND_PAGE_SIZE) & 0xff != 0 && [head.get(SALT), head.get(SALT + 1)] == self.salt;
+        let same = head.ready() && [head.get(SALT), head.get(SALT + 1)] == self.salt;
         if !same || head.get(BACKFILL) != self.from || head.get(MX_FRAME) < self.to {
             return Ok(Slice::Stale);
         }

@@ -22,8 +22,9 @@
 //! automatic one (at 1,000 pages, at the end of the commit that reaches
 //! them) is off (`hooks.rs` has the WAL hook): the worker checkpoints when
 //! its queue is idle, and after the reply of a call whose commit left a
-//! copy enough to write, or the WAL large enough ([`due`]), in slices of [`SLICE`] bytes with
-//! the worker's other calls between them (`backfill.rs`). A large value is
+//! copy enough to write, or the WAL large enough ([`due`]), in slices of
+//! [`SLICE`] bytes with the worker's other calls between them
+//! (`backfill.rs`). A large value is
 //! still written twice, but neither its call nor the next waits for the
 //! second write.
 //!
