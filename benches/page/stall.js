@@ -72,6 +72,17 @@ function longCalls(fileMB, chunkMB) {
   };
 }
 
+/**
+ * The WAL copied into the database before a timed call, as for any value
+ * stored a while ago: the worker's own copy of a 1 GiB WAL runs in slices
+ * for seconds, holding writes, and would otherwise run inside the next
+ * call timed (the one beside the gallery, after the one alone).
+ */
+async function settled(writer, what) {
+  const [ckpt] = await writer.query('PRAGMA wal_checkpoint(TRUNCATE)');
+  if (ckpt.busy !== 0) throw new Error(`the checkpoint before the ${what} was busy`);
+}
+
 /** A session on `name` opened in another tab of this origin, and a function that closes the tab. */
 async function inAnotherTab(name) {
   const w = window.open(location.href);
@@ -100,17 +111,12 @@ export async function run({ fileMB = 256, only = '', tab = false, chunkMB = 4, c
   rows.push(summary('nothing (baseline)', idle, null, null));
   for (const [what, { run: call, ahead }] of Object.entries(longCalls(fileMB, chunkMB))) {
     if (!what.includes(only)) continue;
-    if (ahead) {
-      await ahead(writer);
-      // Its checkpoint done, as for any value stored a while ago: the
-      // worker's own copy of a 1 GiB WAL runs in slices for seconds, and
-      // would run beside the call timed alone.
-      const [ckpt] = await writer.query('PRAGMA wal_checkpoint(TRUNCATE)');
-      if (ckpt.busy !== 0) throw new Error(`the checkpoint before the ${what} was busy`);
-    }
+    if (ahead) await ahead(writer);
+    await settled(writer, what);
     const t0 = performance.now();
     await call(writer);
     const alone = performance.now() - t0;
+    await settled(writer, what);
     const t1 = performance.now();
     const done = call(writer).then(() => performance.now() - t1);
     const times = await gallery(reader, done, calls);
