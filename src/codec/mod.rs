@@ -25,6 +25,7 @@ pub mod json;
 pub mod locks;
 pub mod name;
 pub mod params;
+pub mod placement;
 pub mod schema;
 pub mod sql;
 pub mod stream;
