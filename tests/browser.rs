@@ -20,7 +20,7 @@ fn unique(prefix: &str) -> String {
 }
 
 async fn open_opfs(name: &str) -> Connection {
-    Connection::open(name.into(), "opfs".into(), 1024.0, JsValue::UNDEFINED, false)
+    Connection::open(name.into(), "opfs".into(), 1024.0, JsValue::UNDEFINED, false, JsValue::UNDEFINED)
         .await
         .unwrap_or_else(|e| panic!("open {name:?} on OPFS failed: {}", describe(&e)))
 }
@@ -132,7 +132,8 @@ async fn opening_an_open_name_again_is_locked() {
     let mut first = open_opfs(&name).await;
     exec(&mut first, "CREATE TABLE t(v); INSERT INTO t VALUES (1)", JsValue::UNDEFINED);
 
-    let second = Connection::open(name.clone(), "opfs".into(), 1024.0, JsValue::UNDEFINED, false).await;
+    let second =
+        Connection::open(name.clone(), "opfs".into(), 1024.0, JsValue::UNDEFINED, false, JsValue::UNDEFINED).await;
     let outcome = match &second {
         Ok(_) => "the second open succeeded".to_string(),
         Err(e) => describe(e),
@@ -164,7 +165,9 @@ async fn opening_to_encrypt_encrypts_a_plain_file_and_opens_an_encrypted_one() {
     // A passphrase in the key's one form, as the page gives it (keyproof.ts).
     let passphrase = |p: &str| bytes(&[b"p", p.as_bytes()].concat());
     let key = passphrase("a passphrase");
-    let open = |key: JsValue, encrypt: bool| Connection::open(name.clone(), "opfs".into(), 1024.0, key, encrypt);
+    let open = |key: JsValue, encrypt: bool| {
+        Connection::open(name.clone(), "opfs".into(), 1024.0, key, encrypt, JsValue::UNDEFINED)
+    };
     let mut db = open_opfs(&name).await;
     exec(&mut db, "CREATE TABLE t(v); INSERT INTO t VALUES ('kept')", JsValue::UNDEFINED);
     db.close().expect("close");

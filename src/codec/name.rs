@@ -5,7 +5,7 @@
 
 use super::{Error, Result};
 
-/// Checks `name` for `storage` (`"opfs"` or `"memory"`).
+/// Checks `name` for `storage` (`"opfs"`, `"idb"` or `"memory"`).
 pub fn check(name: &str, storage: &str) -> Result<()> {
     if name.is_empty() {
         return Err(Error::BadParam("a database name cannot be empty (SQLite would make a temporary database)".into()));
@@ -23,12 +23,12 @@ pub fn check(name: &str, storage: &str) -> Result<()> {
         )));
     }
     match storage {
-        "opfs" if name == ":memory:" => Err(Error::BadParam(
+        "opfs" | "idb" if name == ":memory:" => Err(Error::BadParam(
             "':memory:' cannot be persistent: use open(':memory:') for a memory database, or a file name for OPFS"
                 .into(),
         )),
-        "opfs" | "memory" => Ok(()),
-        other => Err(Error::BadParam(format!("unknown storage {other:?}; use 'opfs' or 'memory'"))),
+        "opfs" | "idb" | "memory" => Ok(()),
+        other => Err(Error::BadParam(format!("unknown storage {other:?}; use 'opfs', 'idb' or 'memory'"))),
     }
 }
 
@@ -55,6 +55,8 @@ mod tests {
         check("", "memory", false);
         check("a\0b", "opfs", false);
         check("x.db", "indexeddb", false);
+        check("x.db", "idb", true);
+        check(":memory:", "idb", false);
         check("profile:file.db", "opfs", true);
         // Multibyte characters across byte 5 (found by tests/codec_props.rs).
         check("фото.db", "opfs", true);

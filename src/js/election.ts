@@ -93,7 +93,7 @@ export class Election {
   constructor(opts: ElectionOptions, seat: Seat) {
     this.#opts = opts;
     this.#seat = seat;
-    this.shared = opts.storage === 'opfs' && typeof navigator.locks?.request === 'function';
+    this.shared = opts.storage !== 'memory' && typeof navigator.locks?.request === 'function';
   }
 
   /** Whether calls sent to `client` go to another tab's worker (and are sent again if it goes). */

@@ -34,7 +34,11 @@ export type { Row } from './rows.js';
 export const DEFAULT_BLOB_TRANSFER_THRESHOLD = 64 * 1024;
 
 export interface OpenOptions {
-  /** `'opfs'` (persistent) or `'memory'`. Default: memory for `':memory:'`, else OPFS. */
+  /**
+   * `'opfs'` (persistent), `'idb'` (persistent, in IndexedDB: for browsers
+   * whose workers have no OPFS sync access handles) or `'memory'`.
+   * Default: memory for `':memory:'`, else OPFS.
+   */
   storage?: Storage;
   /** Bytes; see {@link DEFAULT_BLOB_TRANSFER_THRESHOLD}. */
   blobTransferThreshold?: number;
@@ -107,7 +111,13 @@ export async function open(name: string, options: OpenOptions = {}): Promise<Dat
   if (typeof threshold !== 'number' || !(threshold >= 0)) throw badParam('blobTransferThreshold must be a number of bytes, 0 or more');
   if (typeof Worker === 'undefined') throw new ResqError('RESQ_UNSUPPORTED', 'resq-wasm needs Web Workers');
   if (storage === 'opfs' && !globalThis.navigator?.storage?.getDirectory) {
-    throw new ResqError('RESQ_UNSUPPORTED', "this browser has no origin private file system (OPFS); use { storage: 'memory' }");
+    throw new ResqError(
+      'RESQ_UNSUPPORTED',
+      "this browser has no origin private file system (OPFS); use { storage: 'idb' } or { storage: 'memory' }",
+    );
+  }
+  if (storage === 'idb' && !globalThis.indexedDB) {
+    throw new ResqError('RESQ_UNSUPPORTED', "this browser has no IndexedDB here; use { storage: 'memory' }");
   }
   // The key's one check, into its one form (keyproof.ts); the worker checks
   // that a memory database takes none.

@@ -7,7 +7,7 @@
 // received them, with a Reply of the same id. A worker that can no longer
 // answer (a wasm trap) sends one Fatal and closes.
 
-export type Storage = 'opfs' | 'memory';
+export type Storage = 'opfs' | 'idb' | 'memory';
 
 /**
  * A key as the page holds it between one lead and the next, with no byte

@@ -11,6 +11,7 @@ import init, { Sealer } from './wasm/resq_wasm.js';
 import { keyProof, sameProof, unholdKey } from './keyproof.js';
 import type { Attach, Expired, Hello, KeyProof, KeyVerdict, Requests } from './protocol.js';
 import { caller, type Caller } from './worker/callers.js';
+import { IdbFiles } from './worker/idb.js';
 import { cipher, db, openEngine, reader, refusal, type Engine } from './worker/engine.js';
 import { discardStage } from './worker/feed.js';
 import { rerunWatches, unwatchAll } from './worker/live.js';
@@ -225,10 +226,10 @@ async function open(req: Requests['open'], from: Caller): Promise<null> {
   const key = req.heldKey ? await unholdKey(req.heldKey) : undefined;
   db.conn = await openPatiently(req, key);
   db.key = key ?? null;
-  // An OPFS database's stage directory is named after it (its pool makes
-  // it this worker's alone). Memory databases of one name can be open in
-  // several tabs at once, so each worker gets a directory of its own.
-  const dir = req.storage === 'opfs' ? `opfs-${encodeURIComponent(req.name)}` : `memory-${crypto.randomUUID()}`;
+  // A persistent database's stage directory is named after it (one worker
+  // holds it). Memory databases of one name can be open in several tabs at
+  // once, so each worker gets a directory of its own.
+  const dir = req.storage === 'memory' ? `memory-${crypto.randomUUID()}` : `${req.storage}-${encodeURIComponent(req.name)}`;
   // The wasm with ciphers seals what spills, each staged value under a key of its own.
   db.stages = new StageSpace(dir, cipher ? () => new Sealer(crypto.getRandomValues(new Uint8Array(32))) : null);
   await db.stages.claim();
@@ -257,7 +258,16 @@ async function openPatiently(req: Requests['open'], key: Uint8Array | undefined)
   const start = performance.now();
   for (let wait = 20; ; wait = Math.min(wait * 2, 500)) {
     try {
-      return await openEngine(req.name, req.storage, req.blobTransferThreshold, key, req.encrypt === true);
+      // A database in IndexedDB: its files loaded first (idb.ts), then opened on them.
+      const idb = req.storage === 'idb' ? await IdbFiles.open(req.name) : null;
+      try {
+        const conn = await openEngine(req.name, req.storage, req.blobTransferThreshold, key, req.encrypt === true, idb ?? undefined);
+        db.idb = idb;
+        return conn;
+      } catch (err) {
+        idb?.close();
+        throw err;
+      }
     } catch (err) {
       const locked = (err as { code?: string })?.code === 'RESQ_LOCKED';
       if (!locked || performance.now() - start + wait > OPEN_PATIENCE_MS) throw err;

@@ -25,7 +25,7 @@ mod record;
 
 type JsResult<T> = Result<T, JsValue>;
 
-fn js_err(e: Error) -> JsValue {
+pub(super) fn js_err(e: Error) -> JsValue {
     error_to_js(&e)
 }
 
@@ -108,7 +108,8 @@ pub struct Connection {
 
 #[wasm_bindgen]
 impl Connection {
-    /// Opens `name` on `storage` (`"opfs"` or `"memory"`).
+    /// Opens `name` on `storage` (`"opfs"`, `"idb"` or `"memory"`); `idb`:
+    /// the files of an `"idb"` database, as `IdbFiles` (`idb.ts`) loaded them.
     /// `key`: `undefined`, or a key in its one form (see `key_from_js`).
     /// `encrypt`: a plain file is encrypted under `key` as it opens, and
     /// one encrypted already opens with it (the end of a `rekey(key)` of a
@@ -119,6 +120,7 @@ impl Connection {
         blob_threshold: f64,
         #[wasm_bindgen(unchecked_param_type = "Uint8Array | undefined")] key: JsValue,
         encrypt: bool,
+        #[wasm_bindgen(unchecked_param_type = "object | undefined")] idb: JsValue,
     ) -> JsResult<Connection> {
         name::check(&name, &storage).map_err(js_err)?;
         let key = if key.is_undefined() { None } else { Some(key_from_js(&key).map_err(js_err)?) };
@@ -126,6 +128,7 @@ impl Connection {
             if blob_threshold.is_finite() && blob_threshold >= 0.0 { blob_threshold as usize } else { usize::MAX };
         let storage = match storage.as_str() {
             "opfs" => Storage::opfs(&name).await.map_err(js_err)?,
+            "idb" => Storage::idb(&name, idb).map_err(js_err)?,
             _ => Storage::Memory,
         };
         let vfs = Storage::vfs_name(&name, &storage);

@@ -43,6 +43,7 @@ mod entry;
 mod gather;
 mod handle;
 mod hooks;
+mod idb;
 mod journal;
 mod reads;
 mod rows;

@@ -4,6 +4,7 @@
 //! second tab opening the same name finds its handles taken: `RESQ_LOCKED`.
 
 use super::gather::Gathered;
+use super::idb::IdbVfs;
 use crate::codec::{Error, Result};
 use sqlite_wasm_rs as ffi;
 use sqlite_wasm_vfs::sahpool::{self, OpfsSAHError, OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
@@ -18,6 +19,8 @@ pub enum Storage {
     /// The pool, and the VFS over it that connections open with (its
     /// writes gathered, `gather.rs`).
     Opfs(OpfsSAHPoolUtil, Gathered),
+    /// The database's files in IndexedDB (`idb.rs`), and the VFS over it.
+    Idb(IdbVfs, Gathered),
 }
 
 impl Storage {
@@ -26,6 +29,7 @@ impl Storage {
         match storage {
             Storage::Memory => None,
             Storage::Opfs(..) => Some(vfs_name(name)),
+            Storage::Idb(..) => Some(idb_vfs_name(name)),
         }
     }
 
@@ -41,6 +45,22 @@ impl Storage {
             OPEN.with(|open| open.borrow_mut().remove(name));
         }
         storage
+    }
+
+    /// `name`'s files in IndexedDB, as `idb` (an `IdbFiles`, `idb.ts`) loaded them.
+    pub fn idb(name: &str, idb: wasm_bindgen::JsValue) -> Result<Storage> {
+        if OPEN.with(|open| !open.borrow_mut().insert(name.to_owned())) {
+            return Err(Error::Locked(format!("{name} is already open in this worker")));
+        }
+        let inner = format!("resq-idb-blocks:{name}");
+        let installed = match IdbVfs::install(name, &inner, idb) {
+            Ok(vfs) => Gathered::register(&inner, &idb_vfs_name(name)).map(|gathered| Storage::Idb(vfs, gathered)),
+            Err(e) => Err(e),
+        };
+        if installed.is_err() {
+            OPEN.with(|open| open.borrow_mut().remove(name));
+        }
+        installed
     }
 
     async fn install(name: &str) -> Result<Storage> {
@@ -63,13 +83,22 @@ impl Storage {
     /// Releases the pool's OPFS handles, so another worker can open the
     /// file. Called once, after the only connection on this pool is closed.
     pub fn release(&mut self, name: &str) {
-        if let Storage::Opfs(pool, gathered) = std::mem::replace(self, Storage::Memory) {
-            super::cipher::release(&vfs_name(name));
-            drop(gathered);
-            // SAFETY: the only connection on this pool is closed.
-            let _ = unsafe { pool.uninstall() };
-            OPEN.with(|open| open.borrow_mut().remove(name));
+        match std::mem::replace(self, Storage::Memory) {
+            Storage::Memory => return,
+            Storage::Opfs(pool, gathered) => {
+                super::cipher::release(&vfs_name(name));
+                drop(gathered);
+                // SAFETY: the only connection on this pool is closed.
+                let _ = unsafe { pool.uninstall() };
+            }
+            Storage::Idb(vfs, gathered) => {
+                super::cipher::release(&idb_vfs_name(name));
+                // The VFS over it first; the blocks' VFS unregisters as it drops.
+                drop(gathered);
+                drop(vfs);
+            }
         }
+        OPEN.with(|open| open.borrow_mut().remove(name));
     }
 }
 
@@ -99,6 +128,10 @@ impl Drop for Shared {
 
 fn vfs_name(name: &str) -> String {
     format!("resq-opfs:{name}")
+}
+
+fn idb_vfs_name(name: &str) -> String {
+    format!("resq-idb:{name}")
 }
 
 /// A directory component for any database name: `[A-Za-z0-9._-]` kept,

@@ -14,7 +14,7 @@ async fn open_memory_and_close() {
 
 #[wasm_bindgen_test]
 async fn open_rejects_unknown_storage() {
-    let e = Connection::open("x.db".into(), "indexeddb".into(), 1024.0, JsValue::UNDEFINED, false)
+    let e = Connection::open("x.db".into(), "indexeddb".into(), 1024.0, JsValue::UNDEFINED, false, JsValue::UNDEFINED)
         .await
         .err()
         .expect("unknown storage fails");

@@ -15,7 +15,7 @@ use wasm_bindgen_test::*;
 
 /// A private in-memory database with this blob transfer threshold.
 async fn open_mem(threshold: f64) -> Connection {
-    Connection::open(":memory:".into(), "memory".into(), threshold, JsValue::UNDEFINED, false)
+    Connection::open(":memory:".into(), "memory".into(), threshold, JsValue::UNDEFINED, false, JsValue::UNDEFINED)
         .await
         .unwrap_or_else(|e| panic!("open :memory: failed: {}", describe(&e)))
 }

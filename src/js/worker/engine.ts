@@ -7,6 +7,7 @@
 // it. The ops get the connection from `handle` (ops.ts), which reads it
 // with `connection()`.
 
+import type { IdbFiles } from './idb.js';
 import { Connection, sqlLimit, streamLimit, transactionEnd } from '../wasm/resq_wasm.js';
 import { ENCRYPTED_WORKER_NAME, type Storage, type WireError } from '../protocol.js';
 import type { StageSpace } from './stage.js';
@@ -21,8 +22,9 @@ export function openEngine(
   blobTransferThreshold: number,
   key: Uint8Array | undefined,
   encrypt: boolean,
+  idb?: IdbFiles,
 ): Promise<Engine> {
-  return Connection.open(name, storage, blobTransferThreshold, key, encrypt);
+  return Connection.open(name, storage, blobTransferThreshold, key, encrypt, idb);
 }
 
 export const limits = {
@@ -54,7 +56,9 @@ export const db: {
   closedByPage: boolean;
   /** An encrypted database's key in its one form (keyproof.ts), as following tabs prove it; null when plain. */
   key: Uint8Array | null;
-} = { conn: null, reader: null, stages: null, closedByPage: false, key: null };
+  /** A database in IndexedDB: its files there, whose syncs complete after their calls (idb.ts). */
+  idb: IdbFiles | null;
+} = { conn: null, reader: null, stages: null, closedByPage: false, key: null, idb: null };
 
 /**
  * The reader that runs other sessions' reads while the writer is held

@@ -261,6 +261,8 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     db.conn = null;
     closeReader();
     conn.close();
+    // Its syncs still complete, and this call's answer waits for them.
+    db.idb?.close();
     await db.stages?.discardAll();
     db.closedByPage = true;
     cx.closed();
@@ -368,6 +370,9 @@ async function reply(from: Caller, req: Request, answer: (transfer: Transferable
   let value: unknown;
   try {
     value = await answer(transfer);
+    // On IndexedDB a commit is stored by a transaction that ends after
+    // its call: no answer goes out before what it saw is durable.
+    await db.idb?.durable();
   } catch (err) {
     if (err instanceof WebAssembly.RuntimeError) throw err;
     return post(from, { id: req.id, ok: false, error: toWireError(err) });

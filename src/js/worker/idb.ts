@@ -1,0 +1,205 @@
+// A database's files in IndexedDB (issue 30): what they are made of there,
+// loaded when the database opens and stored at each sync. The files' blocks
+// and segments are the core's (src/worker/idb.rs, over codec::blocks); this
+// module is their IndexedDB side, which is asynchronous where SQLite's VFS
+// is not.
+//
+// One IndexedDB database per origin, `resq-wasm`, with three stores, each
+// keyed by the SQLite file's path (`media.db`, `media.db-wal`):
+// - `files`: path → { size, block, next } (bytes, bytes a block, the next
+//   segment's number), and [name] → { seq } for each database: how many
+//   syncs of its files are stored;
+// - `chunks`: [path, n] → a map chunk, a Uint32Array (codec::blocks' words);
+// - `segments`: [path, seg] → a Blob of packed blocks, or its bytes (an
+//   ArrayBuffer) where IndexedDB refuses Blobs: WebKit's ephemeral
+//   sessions (a private window) keep IndexedDB in memory and cannot store
+//   a Blob there.
+//
+// A sync is one `readwrite` transaction with `durability: 'strict'`: the
+// new segments, the changed chunks, the file's record, the deletion of
+// what no block uses any more, and the database's `seq`, all or none. The
+// core starts it from SQLite's synchronous xSync, and it completes later;
+// a call is answered once every transaction started so far is complete
+// (`durable`, awaited in ops.ts). IndexedDB runs transactions on the same
+// stores in the order they were made. Each one first reads `seq` and
+// aborts unless every sync before it was stored: after one fails (a full
+// store), none after it lands, so what is stored is always the files as of
+// one sync, and the worker loads them again from there.
+
+/** A dedicated worker's synchronous Blob reader (not in the DOM typings this project builds with). */
+declare const FileReaderSync: { new (): { readAsArrayBuffer(blob: Blob): ArrayBuffer } };
+
+/** The origin's IndexedDB database of every database stored there. */
+export const IDB_NAME = 'resq-wasm';
+const STORES = ['files', 'chunks', 'segments'];
+
+/** A file as the core loads it. */
+export interface LoadedFile {
+  path: string;
+  size: number;
+  block: number;
+  next: number;
+  chunks: [number, Uint32Array][];
+  segments: [number, Blob][];
+}
+
+/** What one sync of a file stores, as the core gives it (src/worker/idb.rs). */
+export interface Sync {
+  path: string;
+  size: number;
+  block: number;
+  next: number;
+  chunkCount: number;
+  chunks: [number, Uint32Array][];
+  segments: [number, Blob][];
+  dead: number[];
+}
+
+const done = <T>(req: IDBRequest<T>): Promise<T> =>
+  new Promise((resolve, reject) => {
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+
+/** Keys [path, from] and on. */
+const from = (path: string, n: number) => IDBKeyRange.bound([path, n], [path, Infinity]);
+
+function openIdb(): Promise<IDBDatabase> {
+  const req = indexedDB.open(IDB_NAME, 1);
+  req.onupgradeneeded = () => {
+    for (const s of STORES) if (!req.result.objectStoreNames.contains(s)) req.result.createObjectStore(s);
+  };
+  return done(req);
+}
+
+/** Whether this IndexedDB refuses to store a Blob (see the top): a probe put, never kept. */
+function refusesBlobs(idb: IDBDatabase): Promise<boolean> {
+  return new Promise((resolve) => {
+    const tx = idb.transaction(['segments'], 'readwrite');
+    tx.onabort = () => resolve(true);
+    try {
+      const req = tx.objectStore('segments').put(new Blob([new Uint8Array(1)]), ['', -1]);
+      req.onsuccess = () => {
+        resolve(false);
+        tx.abort();
+      };
+    } catch {
+      resolve(true);
+    }
+  });
+}
+
+/** One database's files in IndexedDB, and the syncs of them not yet complete. */
+export class IdbFiles {
+  readonly files: LoadedFile[];
+  #idb: IDBDatabase;
+  #name: string;
+  /** Syncs started: the `seq` the next one expects stored before it. */
+  #seq: number;
+  #pending: Promise<void>[] = [];
+  /** The first sync that failed: every call after it fails with it, until the database is loaded again. */
+  #failed: unknown = null;
+  /** IndexedDB refuses Blobs here: segments are stored as their bytes. */
+  #bytes: boolean;
+
+  private constructor(idb: IDBDatabase, name: string, seq: number, files: LoadedFile[], bytes: boolean) {
+    this.#idb = idb;
+    this.#bytes = bytes;
+    this.#name = name;
+    this.#seq = seq;
+    this.files = files;
+  }
+
+  /** Loads database `name`'s files: each one's map and its segments' Blobs, never their bytes. */
+  static async open(name: string): Promise<IdbFiles> {
+    const idb = await openIdb();
+    const tx = idb.transaction(STORES, 'readonly');
+    const [files, chunks, segments] = STORES.map((s) => tx.objectStore(s));
+    const seq = ((await done(files.get([name]))) as { seq: number } | undefined)?.seq ?? 0;
+    const loaded: LoadedFile[] = [];
+    for (const path of [name, `${name}-journal`, `${name}-wal`]) {
+      const record = (await done(files.get(path))) as { size: number; block: number; next: number } | undefined;
+      if (!record) continue;
+      const [ck, cv, sk, sv] = await Promise.all([
+        done(chunks.getAllKeys(from(path, 0))),
+        done(chunks.getAll(from(path, 0))),
+        done(segments.getAllKeys(from(path, 0))),
+        done(segments.getAll(from(path, 0))),
+      ]);
+      const second = (k: IDBValidKey) => (k as [string, number])[1];
+      loaded.push({
+        path,
+        ...record,
+        chunks: ck.map((k, i) => [second(k), cv[i] as Uint32Array]),
+        segments: sk.map((k, i) => [second(k), sv[i] instanceof Blob ? sv[i] : new Blob([sv[i] as ArrayBuffer])]),
+      });
+    }
+    return new IdbFiles(idb, name, seq, loaded, await refusesBlobs(idb));
+  }
+
+  #begin(): IDBTransaction {
+    const tx = this.#idb.transaction(STORES, 'readwrite', { durability: 'strict' });
+    const expect = this.#seq++;
+    const files = tx.objectStore('files');
+    const check = files.get([this.#name]);
+    check.onsuccess = () => {
+      const stored = (check.result as { seq: number } | undefined)?.seq ?? 0;
+      if (stored !== expect) tx.abort();
+    };
+    files.put({ seq: expect + 1 }, [this.#name]);
+    this.#pending.push(
+      new Promise((resolve, reject) => {
+        tx.oncomplete = () => resolve();
+        tx.onabort = () => reject(tx.error ?? new DOMException('a sync before this one was not stored', 'AbortError'));
+      }),
+    );
+    return tx;
+  }
+
+  /** Starts the transaction that stores a sync (the core calls it from xSync). */
+  store(s: Sync): void {
+    const tx = this.#begin();
+    const segments = tx.objectStore('segments');
+    for (const [seg, blob] of s.segments) this.#putSegment(segments, blob, [s.path, seg]);
+    for (const seg of s.dead) segments.delete([s.path, seg]);
+    const chunks = tx.objectStore('chunks');
+    for (const [n, words] of s.chunks) chunks.put(words, [s.path, n]);
+    chunks.delete(from(s.path, s.chunkCount));
+    tx.objectStore('files').put({ size: s.size, block: s.block, next: s.next }, s.path);
+  }
+
+  /** Puts a segment's Blob, or its bytes where IndexedDB refuses Blobs (see the top). */
+  #putSegment(segments: IDBObjectStore, blob: Blob, key: IDBValidKey): void {
+    segments.put(this.#bytes ? new FileReaderSync().readAsArrayBuffer(blob) : blob, key);
+  }
+
+  /** Starts the transaction that deletes the file at `path` (the core calls it from xDelete). */
+  delete(path: string): void {
+    const tx = this.#begin();
+    tx.objectStore('files').delete(path);
+    tx.objectStore('chunks').delete(from(path, 0));
+    tx.objectStore('segments').delete(from(path, 0));
+  }
+
+  /**
+   * Resolves once every sync started so far is stored; rejects with the
+   * first that failed (a QuotaExceededError for a full store), and so does
+   * every call after it.
+   */
+  async durable(): Promise<void> {
+    if (this.#failed !== null) throw this.#failed;
+    const pending = this.#pending;
+    if (pending.length === 0) return;
+    this.#pending = [];
+    try {
+      await Promise.all(pending);
+    } catch (err) {
+      this.#failed = err;
+      throw err;
+    }
+  }
+
+  close(): void {
+    this.#idb.close();
+  }
+}

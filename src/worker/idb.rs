@@ -1,0 +1,343 @@
+//! `resq-idb`: a database's files kept in IndexedDB (issue 30), for
+//! browsers whose workers have no OPFS sync access handles.
+//!
+//! SQLite's VFS is synchronous and IndexedDB is not, so each file is kept
+//! as `codec::blocks` lays it out: fixed-size blocks packed in immutable
+//! segments, each one `Blob`. A read is synchronous all the same:
+//! `FileReaderSync` reads the bytes of a segment's `Blob` in a dedicated
+//! worker, in every engine. Writes are held in memory until the file is
+//! synced, or packed into a segment of their own (a `Blob`, outside wasm
+//! memory) once [`SPILL`] bytes are held, so a large value never sits in
+//! wasm memory whole. A sync packs the rest and hands it to the worker's
+//! IndexedDB side (`src/js/worker/idb.ts`, `IdbFiles.store`), which starts
+//! the one transaction that stores it; the call that synced is answered
+//! once that transaction is complete.
+//!
+//! The files are loaded by that side when the database opens: each file's
+//! map and its segments' `Blob`s, never their bytes. One worker owns a database (the
+//! leader's), so nothing else changes them meanwhile, and locks here are
+//! the no-ops of a file nobody else opens (the connections of one worker
+//! lock each other in `gather.rs`). Files other than the database, its
+//! journal and its WAL (SQLite's temporary files) live in memory only.
+
+use crate::codec::blocks::BlockFile;
+use crate::codec::{Error, Result};
+use js_sys::{Array, Uint32Array, Uint8Array};
+use sqlite_wasm_rs::vfs::{
+    register_vfs, AccessMode, FileKind, LockLevel, OpenAccess, OpenRequest, OpenedFile, SQLiteIoMethods, SQLiteVfs,
+    SyncOptions, VfsError, VfsErrorCode, VfsFile, VfsRegistration, VfsResult, VfsStore,
+};
+use sqlite_wasm_rs::WasmOsCallback;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{Blob, FileReaderSync};
+
+/// Bytes a block: the database's page size, so a page is one block.
+pub const BLOCK: usize = 8192;
+/// Bytes of writes a file holds in memory before they become a segment.
+pub const SPILL: usize = 4 << 20;
+
+/// One file: its blocks, and the `Blob` of each segment they are in.
+struct File {
+    path: String,
+    blocks: BlockFile,
+    segs: HashMap<u32, Blob>,
+    next: u32,
+    /// Stored in IndexedDB (the database, its journal, its WAL), or a
+    /// temporary file in memory only.
+    stored: bool,
+}
+
+type Shared = Rc<RefCell<File>>;
+
+/// What the VFS's callbacks share: the stored files by path, and their
+/// IndexedDB side (an `IdbFiles`, `idb.ts`).
+pub struct Files {
+    idb: JsValue,
+    reader: FileReaderSync,
+    by_path: RefCell<HashMap<String, Shared>>,
+}
+
+fn blob(bytes: &[u8]) -> std::result::Result<Blob, VfsError> {
+    // SAFETY: the view is read by the Blob constructor, which copies it,
+    // before anything can allocate in wasm memory.
+    let view = unsafe { Uint8Array::view(bytes) };
+    Blob::new_with_u8_array_sequence(&Array::of1(&view))
+        .map_err(|e| VfsError::new(VfsErrorCode::IoWrite, format!("could not make a segment: {e:?}").into()))
+}
+
+/// Reads bytes of a segment's `Blob` synchronously.
+fn fetch_from<'a>(
+    reader: &'a FileReaderSync,
+    segs: &'a HashMap<u32, Blob>,
+) -> impl FnMut(u32, u64, &mut [u8]) -> Result<()> + 'a {
+    move |seg, at, out| {
+        let blob = segs.get(&seg).ok_or_else(|| Error::Unsupported(format!("segment {seg} is missing")))?;
+        let part = blob
+            .slice_with_f64_and_f64(at as f64, (at + out.len() as u64) as f64)
+            .and_then(|part| reader.read_as_array_buffer(&part))
+            .map_err(|e| Error::Unsupported(format!("could not read segment {seg}: {e:?}")))?;
+        let bytes = Uint8Array::new(&part);
+        if bytes.length() as usize != out.len() {
+            return Err(Error::Unsupported(format!("segment {seg} is shorter than its map says")));
+        }
+        bytes.copy_to(out);
+        Ok(())
+    }
+}
+
+fn io(code: VfsErrorCode) -> impl Fn(Error) -> VfsError {
+    move |e| VfsError::new(code, e.to_string().into())
+}
+
+/// A file as SQLite has it open.
+pub struct IdbFile {
+    file: Shared,
+    files: Rc<Files>,
+}
+
+impl IdbFile {
+    /// Packs what `file` holds into a new segment.
+    fn stage(file: &mut File) -> VfsResult<()> {
+        let seg = file.next;
+        let packed = file.blocks.stage(seg);
+        if !packed.is_empty() {
+            file.segs.insert(seg, blob(&packed)?);
+            file.next += 1;
+        }
+        Ok(())
+    }
+}
+
+impl VfsFile for IdbFile {
+    fn read(&mut self, buf: &mut [u8], offset: u64) -> VfsResult<usize> {
+        let file = self.file.borrow();
+        let n = file.blocks.size().saturating_sub(offset).min(buf.len() as u64) as usize;
+        let mut fetch = fetch_from(&self.files.reader, &file.segs);
+        file.blocks.read(offset, buf, &mut fetch).map_err(io(VfsErrorCode::IoRead))?;
+        Ok(n)
+    }
+
+    fn write(&mut self, buf: &[u8], offset: u64) -> VfsResult<()> {
+        let mut guard = self.file.borrow_mut();
+        let file = &mut *guard;
+        let mut fetch = fetch_from(&self.files.reader, &file.segs);
+        file.blocks.write(offset, buf, &mut fetch).map_err(io(VfsErrorCode::IoWrite))?;
+        drop(fetch);
+        if file.stored && file.blocks.spill_due(SPILL) {
+            Self::stage(file)?;
+        }
+        Ok(())
+    }
+
+    fn truncate(&mut self, size: u64) -> VfsResult<()> {
+        let mut guard = self.file.borrow_mut();
+        let file = &mut *guard;
+        let mut fetch = fetch_from(&self.files.reader, &file.segs);
+        file.blocks.truncate(size, &mut fetch).map_err(io(VfsErrorCode::IoTruncate))
+    }
+
+    fn sync(&mut self, _: SyncOptions) -> VfsResult<()> {
+        let mut file = self.file.borrow_mut();
+        if !file.stored {
+            return Ok(());
+        }
+        let seg = file.next;
+        let s = file.blocks.take_sync(seg);
+        if !s.packed.is_empty() {
+            file.segs.insert(seg, blob(&s.packed)?);
+            file.next += 1;
+        }
+        let missing = |seg: &u32| VfsError::new(VfsErrorCode::IoSync, format!("segment {seg} is missing").into());
+        let segments = Array::new();
+        for seg in &s.segments {
+            let blob = file.segs.get(seg).ok_or_else(|| missing(seg))?;
+            segments.push(&Array::of2(&(*seg).into(), blob));
+        }
+        let chunks: Array =
+            s.chunks.iter().map(|(n, words)| Array::of2(&(*n as f64).into(), &Uint32Array::from(&words[..]))).collect();
+        let dead: Array = s.dead.iter().map(|&seg| JsValue::from(seg)).collect();
+        let sync = js_sys::Object::new();
+        let fields: [(&str, JsValue); 8] = [
+            ("path", file.path.as_str().into()),
+            ("size", (s.size as f64).into()),
+            ("block", (BLOCK as f64).into()),
+            ("next", file.next.into()),
+            ("chunkCount", (s.chunk_count as f64).into()),
+            ("chunks", chunks.into()),
+            ("segments", segments.into()),
+            ("dead", dead.into()),
+        ];
+        for (k, v) in fields {
+            let _ = js_sys::Reflect::set(&sync, &k.into(), &v);
+        }
+        self.files.call("store", &sync.into()).map_err(io(VfsErrorCode::IoSync))?;
+        for seg in s.dead.iter().chain(&s.released) {
+            file.segs.remove(seg);
+        }
+        Ok(())
+    }
+
+    fn size(&self) -> VfsResult<u64> {
+        Ok(self.file.borrow().blocks.size())
+    }
+
+    fn lock(&mut self, _: LockLevel) -> VfsResult<()> {
+        Ok(())
+    }
+
+    fn unlock(&mut self, _: LockLevel) -> VfsResult<()> {
+        Ok(())
+    }
+
+    fn check_reserved_lock(&self) -> VfsResult<bool> {
+        Ok(false)
+    }
+}
+
+struct IdbStore;
+
+impl VfsStore for IdbStore {
+    type File = IdbFile;
+    type AppData = Rc<Files>;
+
+    fn open_file(files: &Rc<Files>, request: OpenRequest<'_>) -> VfsResult<OpenedFile<IdbFile>> {
+        let options = request.options;
+        let kept = matches!(options.kind(), Some(FileKind::MainDb | FileKind::MainJournal | FileKind::Wal));
+        let path = request.filename.map(|f| f.path().to_owned()).filter(|_| kept);
+        let file = match path {
+            Some(path) => {
+                let mut by_path = files.by_path.borrow_mut();
+                match by_path.get(&path) {
+                    Some(file) => Rc::clone(file),
+                    None if options.create() => {
+                        let file = new_file(path.clone(), true);
+                        by_path.insert(path, Rc::clone(&file));
+                        file
+                    }
+                    None => return Err(VfsError::new(VfsErrorCode::CantOpen, format!("{path} does not exist").into())),
+                }
+            }
+            None => new_file(String::new(), false),
+        };
+        Ok(OpenedFile { file: IdbFile { file, files: Rc::clone(files) }, access: OpenAccess::ReadWrite })
+    }
+
+    fn close_file(_: &Rc<Files>, _: Option<&str>, _: IdbFile, _: sqlite_wasm_rs::vfs::OpenOptions) -> VfsResult<()> {
+        Ok(())
+    }
+
+    fn access(files: &Rc<Files>, name: &str, _: AccessMode) -> VfsResult<bool> {
+        Ok(files.by_path.borrow().contains_key(name))
+    }
+
+    fn full_pathname(_: &Rc<Files>, name: &str) -> VfsResult<String> {
+        Ok(name.into())
+    }
+
+    fn delete_file(files: &Rc<Files>, name: &str, _: bool) -> VfsResult<()> {
+        if files.by_path.borrow_mut().remove(name).is_some() {
+            files.call("delete", &name.into()).map_err(io(VfsErrorCode::IoDelete))?;
+        }
+        Ok(())
+    }
+}
+
+fn new_file(path: String, stored: bool) -> Shared {
+    Rc::new(RefCell::new(File { path, blocks: BlockFile::load(BLOCK, 0, &[]), segs: HashMap::new(), next: 0, stored }))
+}
+
+struct IdbIo;
+
+impl SQLiteIoMethods for IdbIo {
+    type Store = IdbStore;
+}
+
+struct IdbVfsMethods;
+
+impl SQLiteVfs<IdbIo> for IdbVfsMethods {
+    type Os = WasmOsCallback;
+
+    fn os(_: &Rc<Files>) -> &WasmOsCallback {
+        &WasmOsCallback
+    }
+}
+
+/// The VFS of one database in IndexedDB, registered under its own name;
+/// unregistered when dropped, after every connection on it has closed.
+pub struct IdbVfs {
+    registration: Option<VfsRegistration<Rc<Files>>>,
+    _files: Rc<Files>,
+}
+
+impl Files {
+    /// Calls `method` of the IndexedDB side with `arg`.
+    fn call(&self, method: &str, arg: &JsValue) -> Result<()> {
+        let f: js_sys::Function = js_sys::Reflect::get(&self.idb, &method.into())
+            .ok()
+            .and_then(|f| f.dyn_into().ok())
+            .ok_or_else(|| Error::Unsupported(format!("the IndexedDB side has no {method}()")))?;
+        f.call1(&self.idb, arg)
+            .map(|_| ())
+            .map_err(|e| Error::Unsupported(format!("IndexedDB {method}() failed: {e:?}")))
+    }
+}
+
+/// A field of a loaded file, a number.
+fn num(v: &JsValue, field: &str) -> f64 {
+    js_sys::Reflect::get(v, &field.into()).ok().and_then(|v| v.as_f64()).unwrap_or(0.0)
+}
+
+/// `[n, value]` pairs: each number, and its value as `T`.
+fn pairs<T: JsCast>(v: &JsValue, field: &str) -> Vec<(f64, T)> {
+    let list: Array = js_sys::Reflect::get(v, &field.into()).map(|v| Array::from(&v)).unwrap_or_default();
+    list.iter()
+        .map(|p| {
+            let p = Array::from(&p);
+            (p.get(0).as_f64().unwrap_or(0.0), p.get(1).unchecked_into())
+        })
+        .collect()
+}
+
+impl IdbVfs {
+    /// Registers the VFS `vfs` over database `name`'s files as `idb` (an
+    /// `IdbFiles` of `idb.ts`) loaded them.
+    pub fn install(name: &str, vfs: &str, idb: JsValue) -> Result<IdbVfs> {
+        let reader = FileReaderSync::new().map_err(|e| Error::Unsupported(format!("no FileReaderSync here: {e:?}")))?;
+        let loaded: Array = js_sys::Reflect::get(&idb, &"files".into()).map(|v| Array::from(&v)).unwrap_or_default();
+        let mut by_path = HashMap::new();
+        for f in loaded.iter() {
+            let path = js_sys::Reflect::get(&f, &"path".into()).ok().and_then(|p| p.as_string()).unwrap_or_default();
+            if !path.starts_with(name) {
+                continue;
+            }
+            let block = num(&f, "block") as usize;
+            if block != BLOCK {
+                return Err(Error::Unsupported(format!("{path} is stored in blocks of {block} bytes, not {BLOCK}")));
+            }
+            let chunks: Vec<(u64, Vec<u32>)> =
+                pairs::<Uint32Array>(&f, "chunks").into_iter().map(|(n, w)| (n as u64, w.to_vec())).collect();
+            let segs = pairs::<Blob>(&f, "segments").into_iter().map(|(n, b)| (n as u32, b)).collect();
+            let blocks = BlockFile::load(BLOCK, num(&f, "size") as u64, &chunks);
+            let file = File { path: path.clone(), blocks, segs, next: num(&f, "next") as u32, stored: true };
+            by_path.insert(path, Rc::new(RefCell::new(file)));
+        }
+        let files = Rc::new(Files { idb, reader, by_path: RefCell::new(by_path) });
+        // SAFETY: the types agree on the file layout; the registration is
+        // dropped only after the last connection on it closed (`Storage::release`).
+        let registration = unsafe { register_vfs::<IdbIo, IdbVfsMethods>(vfs, Rc::clone(&files), false) }
+            .map_err(|e| Error::Unsupported(format!("could not register the IndexedDB VFS: {e}")))?;
+        Ok(IdbVfs { registration: Some(registration), _files: files })
+    }
+}
+
+impl Drop for IdbVfs {
+    fn drop(&mut self) {
+        if let Some(r) = self.registration.take() {
+            // SAFETY: no connection is open on it (see `install`).
+            let _ = unsafe { r.unregister() };
+        }
+    }
+}
