@@ -12,7 +12,7 @@ import { keyProof, sameProof, unholdKey } from './keyproof.js';
 import type { Attach, Expired, Hello, KeyProof, KeyVerdict, Requests } from './protocol.js';
 import { caller, type Caller } from './worker/callers.js';
 import { IdbFiles } from './worker/idb.js';
-import { cipher, db, openEngine, reader, refusal, type Engine } from './worker/engine.js';
+import { cipher, closeReader, db, openEngine, reader, refusal, type Engine } from './worker/engine.js';
 import { discardStage } from './worker/feed.js';
 import { rerunWatches, unwatchAll } from './worker/live.js';
 import { handle, handleRead, isRequest, type Context } from './worker/ops.js';
@@ -226,6 +226,13 @@ async function open(req: Requests['open'], from: Caller): Promise<null> {
   const key = req.heldKey ? await unholdKey(req.heldKey) : undefined;
   db.conn = await openPatiently(req, key);
   db.key = key ?? null;
+  db.reload = async () => {
+    closeReader();
+    db.conn?.close();
+    db.idb?.close();
+    db.idb = null;
+    db.conn = await openPatiently(req, key);
+  };
   // A persistent database's stage directory is named after it (one worker
   // holds it). Memory databases of one name can be open in several tabs at
   // once, so each worker gets a directory of its own.

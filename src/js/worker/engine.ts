@@ -58,7 +58,9 @@ export const db: {
   key: Uint8Array | null;
   /** A database in IndexedDB: its files there, whose syncs complete after their calls (idb.ts). */
   idb: IdbFiles | null;
-} = { conn: null, reader: null, stages: null, closedByPage: false, key: null, idb: null };
+  /** Opens the database again from what its storage holds (set at open: worker.ts). */
+  reload: (() => Promise<void>) | null;
+} = { conn: null, reader: null, stages: null, closedByPage: false, key: null, idb: null, reload: null };
 
 /**
  * The reader that runs other sessions' reads while the writer is held

@@ -96,7 +96,8 @@ export class IdbFiles {
   #name: string;
   /** Syncs started: the `seq` the next one expects stored before it. */
   #seq: number;
-  #pending: Promise<void>[] = [];
+  /** Every sync started so far, complete (or the first failure). */
+  #stored: Promise<void> = Promise.resolve();
   /** The first sync that failed: every call after it fails with it, until the database is loaded again. */
   #failed: unknown = null;
   /** IndexedDB refuses Blobs here: segments are stored as their bytes. */
@@ -147,12 +148,13 @@ export class IdbFiles {
       if (stored !== expect) tx.abort();
     };
     files.put({ seq: expect + 1 }, [this.#name]);
-    this.#pending.push(
-      new Promise((resolve, reject) => {
-        tx.oncomplete = () => resolve();
-        tx.onabort = () => reject(tx.error ?? new DOMException('a sync before this one was not stored', 'AbortError'));
-      }),
-    );
+    const ended = new Promise<void>((resolve, reject) => {
+      tx.oncomplete = () => resolve();
+      tx.onabort = () => reject(tx.error ?? new DOMException('a sync before this one was not stored', 'AbortError'));
+    });
+    // Seen, even when an earlier one failed first (no unhandled rejection).
+    ended.catch(() => {});
+    this.#stored = this.#stored.then(() => ended);
     return tx;
   }
 
@@ -188,14 +190,11 @@ export class IdbFiles {
    */
   async durable(): Promise<void> {
     if (this.#failed !== null) throw this.#failed;
-    const pending = this.#pending;
-    if (pending.length === 0) return;
-    this.#pending = [];
     try {
-      await Promise.all(pending);
+      await this.#stored;
     } catch (err) {
-      this.#failed = err;
-      throw err;
+      this.#failed ??= err;
+      throw this.#failed;
     }
   }
 

@@ -261,8 +261,15 @@ export const ops: Omit<Run, 'open' | 'fail'> = {
     db.conn = null;
     closeReader();
     conn.close();
-    // Its syncs still complete, and this call's answer waits for them.
-    db.idb?.close();
+    // SQLite's checkpoint as it closes stores the WAL's pages in the
+    // database file: that may not fit where the last commit just did. It
+    // is an optional copy; what is stored stays as of the sync before it,
+    // every commit in the WAL. So the close waits for it, and succeeds
+    // either way.
+    const idb = db.idb;
+    db.idb = null;
+    idb?.close();
+    await idb?.durable().catch(() => {});
     await db.stages?.discardAll();
     db.closedByPage = true;
     cx.closed();
@@ -372,7 +379,7 @@ async function reply(from: Caller, req: Request, answer: (transfer: Transferable
     value = await answer(transfer);
     // On IndexedDB a commit is stored by a transaction that ends after
     // its call: no answer goes out before what it saw is durable.
-    await db.idb?.durable();
+    if (db.idb) await durable();
   } catch (err) {
     if (err instanceof WebAssembly.RuntimeError) throw err;
     return post(from, { id: req.id, ok: false, error: toWireError(err) });
@@ -384,6 +391,30 @@ async function reply(from: Caller, req: Request, answer: (transfer: Transferable
     // The value could not be sent (not cloneable, say): this call fails
     // with the reason, and the queue goes on.
     post(from, { id: req.id, ok: false, error: refusal('RESQ_UNSUPPORTED', `the reply could not be sent to the page: ${String(err)}`) });
+  }
+}
+
+let reloading: Promise<void> | null = null;
+
+/**
+ * Waits for the IndexedDB transactions started so far (idb.ts). One that
+ * failed left storage as of the sync before it, so the database is opened
+ * again from there before this call fails: what the failed commit wrote
+ * is gone, and the next call works on what is stored.
+ */
+async function durable(): Promise<void> {
+  const idb = db.idb;
+  if (!idb) return;
+  try {
+    await idb.durable();
+  } catch (err) {
+    // Once, for every call that waited on the failed sync.
+    if (db.idb === idb) reloading ??= (db.reload?.() ?? Promise.resolve()).finally(() => (reloading = null));
+    await reloading;
+    const name = (err as DOMException)?.name;
+    if (name === 'QuotaExceededError')
+      throw refusal('RESQ_QUOTA', `IndexedDB has no quota left for this commit, which was undone (${String(err)})`);
+    throw refusal('RESQ_UNSUPPORTED', `IndexedDB could not store this commit, which was undone (${String(err)})`);
   }
 }
 
