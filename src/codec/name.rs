@@ -5,7 +5,8 @@
 
 use super::{Error, Result};
 
-/// Checks `name` for `storage` (`"opfs"`, `"idb"` or `"memory"`).
+/// Checks `name` for `storage` (`"opfs"`, `"idb"`, `"memory"`, or `"default"`
+/// for a file name: see `worker::storage`).
 pub fn check(name: &str, storage: &str) -> Result<()> {
     if name.is_empty() {
         return Err(Error::BadParam("a database name cannot be empty (SQLite would make a temporary database)".into()));
@@ -23,11 +24,11 @@ pub fn check(name: &str, storage: &str) -> Result<()> {
         )));
     }
     match storage {
-        "opfs" | "idb" if name == ":memory:" => Err(Error::BadParam(
+        "opfs" | "idb" | "default" if name == ":memory:" => Err(Error::BadParam(
             "':memory:' cannot be persistent: use open(':memory:') for a memory database, or a file name for OPFS"
                 .into(),
         )),
-        "opfs" | "idb" | "memory" => Ok(()),
+        "opfs" | "idb" | "memory" | "default" => Ok(()),
         other => Err(Error::BadParam(format!("unknown storage {other:?}; use 'opfs', 'idb' or 'memory'"))),
     }
 }

@@ -5,7 +5,7 @@ import { ResqError, badParam } from './errors.js';
 import type { Link, Watcher } from './link.js';
 import { encodeBatch } from './batch.js';
 import { USED, prepareParams, type Outgoing, type Params } from './params.js';
-import type { Cell, Op, QueryResult, Range, Replies, Requests, RunResult } from './protocol.js';
+import type { Cell, Op, QueryResult, Range, Replies, Requests, RunResult, Storage } from './protocol.js';
 import { decodeRows, type Row } from './rows.js';
 import { StagedBlob, type Send } from './staged.js';
 import { iterable } from './iterable.js';
@@ -146,6 +146,15 @@ export class Database implements Transaction {
   #reads: BlobReads;
   /** Stoppers of the exports running, for `close()`. */
   #exports = new Set<(err: ResqError) => void>();
+
+  /**
+   * Where the database lives: `'opfs'`, `'idb'` (IndexedDB) or `'memory'`.
+   * A file name opened without `storage` gets OPFS where the browser has
+   * sync access handles in a worker, else IndexedDB (docs/API.md).
+   */
+  get storage(): Storage {
+    return this.#link.storage;
+  }
 
   /** @internal use `open()` */
   constructor(link: Link, threshold: number, timeout: number, forget: () => void) {

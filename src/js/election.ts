@@ -21,12 +21,13 @@ import {
   type BrokerRequest,
   type HeldKey,
   type Hello,
+  type AskedStorage,
   type Storage,
 } from './protocol.js';
 
 export interface ElectionOptions {
   name: string;
-  storage: Storage;
+  storage: AskedStorage;
   /** As `open` takes it: bytes, or -1 for never. */
   blobTransferThreshold: number;
   /** `transactionTimeout`, ms. */
@@ -82,6 +83,8 @@ export class Election {
   /** Withdraws this tab from the queue for the lead (while frozen). */
   #candidacy: AbortController | null = null;
   /** The page is hidden or frozen: it neither leads nor queues to. */
+  /** Where the database lives, once a worker opened it or a leader said so (`db.storage`). */
+  storage: Storage | null = null;
   #down = false;
   // Following.
   #broker: MessagePort | null = null;
@@ -243,7 +246,7 @@ export class Election {
     let graceful = false;
     try {
       const { name, storage, blobTransferThreshold, timeout } = this.#opts;
-      await client.call('open', {
+      const opened = await client.call('open', {
         name,
         storage,
         blobTransferThreshold,
@@ -253,6 +256,7 @@ export class Election {
         ...(this.key ? { heldKey: this.key } : {}),
         ...(this.#encrypting ? { encrypt: true } : {}),
       });
+      this.storage = opened.storage;
       this.#encrypting?.resolve();
       this.#encrypting = null;
     } catch (err) {
@@ -325,7 +329,8 @@ export class Election {
     // A follow overtaken (this tab leads now, or tries again) proves nothing:
     // the worker that answered may be one that is still opening.
     const current = () => !ended && !this.#closed && !this.#leading && attempt === this.#attempt;
-    const keyed = alive && current() && (await this.#proveKey(alive, port1, leaderGone, current));
+    const placed = alive && current() && this.#sameStorage(alive);
+    const keyed = placed && (await this.#proveKey(alive, port1, leaderGone, current));
     this.#following = false;
     if (!keyed || !current()) return port1.close();
     port1.onmessage = null;
@@ -341,6 +346,26 @@ export class Election {
    * fails with RESQ_BAD_KEY (if the follow is still `current`), and none
    * of its calls runs.
    */
+  /**
+   * Whether this tab may follow a leader whose database lives where
+   * `hello` says: anywhere, unless this tab asked for a storage; else the
+   * link fails with RESQ_UNSUPPORTED (a name lives in one storage).
+   */
+  #sameStorage(hello: Hello): boolean {
+    const asked = this.#opts.storage;
+    if (asked !== 'default' && asked !== hello.storage) {
+      this.#seat.fatal(
+        new ResqError(
+          'RESQ_UNSUPPORTED',
+          `${this.#opts.name} is open in another tab with storage '${hello.storage}', not '${asked}': open it without storage or with storage '${hello.storage}'`,
+        ),
+      );
+      return false;
+    }
+    this.storage = hello.storage;
+    return true;
+  }
+
   async #proveKey(hello: Hello, port: MessagePort, leaderGone: Promise<null>, current: () => boolean): Promise<boolean> {
     const answer = await answerChallenge(hello, port, this.key, this.#opts.name, leaderGone);
     if (typeof answer === 'object' && current()) this.#seat.fatal(new ResqError('RESQ_BAD_KEY', answer.refusal));

@@ -14,7 +14,7 @@ import { keyBytes } from './keyproof.js';
 import { Link } from './link.js';
 import { ResqError, badParam } from './errors.js';
 import { Transfer, isDetached } from './params.js';
-import type { Storage } from './protocol.js';
+import type { AskedStorage, Storage } from './protocol.js';
 
 export { Database, ResqError, Transfer };
 export { StagedBlob } from './staged.js';
@@ -37,7 +37,9 @@ export interface OpenOptions {
   /**
    * `'opfs'` (persistent), `'idb'` (persistent, in IndexedDB: for browsers
    * whose workers have no OPFS sync access handles) or `'memory'`.
-   * Default: memory for `':memory:'`, else OPFS.
+   * Default: memory for `':memory:'`; for a file name, where its data is,
+   * else OPFS where the browser has sync access handles in a worker, else
+   * IndexedDB. `db.storage` says which it got.
    */
   storage?: Storage;
   /** Bytes; see {@link DEFAULT_BLOB_TRANSFER_THRESHOLD}. */
@@ -106,7 +108,11 @@ export function transfer(bytes: ArrayBuffer | ArrayBufferView): Transfer {
 export async function open(name: string, options: OpenOptions = {}): Promise<Database> {
   if (typeof name !== 'string') throw badParam('open() takes a database name such as "media.db"');
   const timeout = checkOptions(options);
-  const storage = options.storage ?? (name === ':memory:' ? 'memory' : 'opfs');
+  // A file name's default is decided in the worker: OPFS where it has sync
+  // access handles, else IndexedDB, and where the name's data already is.
+  const storage: AskedStorage = options.storage ?? (name === ':memory:' ? 'memory' : 'default');
+  if ((storage as string) === 'default' && options.storage !== undefined)
+    throw badParam("unknown storage 'default'; use 'opfs', 'idb' or 'memory', or leave it out");
   const threshold = options.blobTransferThreshold ?? DEFAULT_BLOB_TRANSFER_THRESHOLD;
   if (typeof threshold !== 'number' || !(threshold >= 0)) throw badParam('blobTransferThreshold must be a number of bytes, 0 or more');
   if (typeof Worker === 'undefined') throw new ResqError('RESQ_UNSUPPORTED', 'resq-wasm needs Web Workers');
@@ -143,18 +149,26 @@ export async function open(name: string, options: OpenOptions = {}): Promise<Dat
 export async function importDatabase(
   target: string | Database,
   source: ImportSource,
-  options: { key?: string | Uint8Array } = {},
+  options: { key?: string | Uint8Array; storage?: Storage } = {},
 ): Promise<void> {
   if (options === null || typeof options !== 'object') throw badParam('importDatabase() options must be an object');
-  for (const k of Object.keys(options)) if (k !== 'key') throw badParam(`importDatabase() has no option "${k}" (it takes key)`);
+  for (const k of Object.keys(options))
+    if (k !== 'key' && k !== 'storage') throw badParam(`importDatabase() has no option "${k}" (it takes key and storage)`);
   checkSource(source);
+  if (options.storage !== undefined && (target instanceof Database || options.storage === 'memory'))
+    throw badParam(
+      "importDatabase()'s storage is where a database name lives ('opfs' or 'idb'): a memory database is imported into as its open Database",
+    );
   // The key's one check (as a name's is open()'s, below).
   if (target instanceof Database) return target.importFrom(source, options.key === undefined ? undefined : keyBytes(options.key));
   if (typeof target !== 'string') throw badParam('importDatabase() takes a database name such as "media.db", or an open Database');
   if (target === ':memory:')
     throw badParam("a ':memory:' database is private to the open() that made it: pass that Database to importDatabase()");
   // A key opens the database as well as the file: an encrypted file imports only into an encrypted database.
-  const db = await open(target, { storage: 'opfs', ...(options.key === undefined ? {} : { key: options.key }) });
+  const db = await open(target, {
+    ...(options.storage === undefined ? {} : { storage: options.storage }),
+    ...(options.key === undefined ? {} : { key: options.key }),
+  });
   try {
     await db.importFrom(source);
   } finally {

@@ -23,7 +23,7 @@ import { Election, type ElectionOptions } from './election.js';
 import { ResqError } from './errors.js';
 import { holdKey, keyBytes } from './keyproof.js';
 import { Ledger, gone } from './ledger.js';
-import type { Op, Replies, Requests } from './protocol.js';
+import type { Op, Replies, Requests, Storage } from './protocol.js';
 import { Watchers, type Watcher } from './watchers.js';
 
 export type { Watcher } from './watchers.js';
@@ -78,6 +78,11 @@ export class Link {
       );
       this.ready.finally(() => clearTimeout(timer)).catch(() => {});
     }
+  }
+
+  /** Where the database lives, as the worker that opened it placed it. */
+  get storage(): Storage {
+    return this.#election.storage ?? 'memory';
   }
 
   /** Changes whenever the worker behind this link changes. */

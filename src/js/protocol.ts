@@ -7,7 +7,10 @@
 // received them, with a Reply of the same id. A worker that can no longer
 // answer (a wasm trap) sends one Fatal and closes.
 
+/** Where a database lives (`db.storage`). */
 export type Storage = 'opfs' | 'idb' | 'memory';
+/** What `open` asks for: a storage, or `'default'` for a file name (OPFS where it works, else IndexedDB). */
+export type AskedStorage = Storage | 'default';
 
 /**
  * A key as the page holds it between one lead and the next, with no byte
@@ -46,7 +49,7 @@ export interface Requests {
   /** `encrypt`: finish a `rekey(key)` of a plain database (the reply 'moved'): encrypt it under `heldKey`. */
   open: {
     name: string;
-    storage: Storage;
+    storage: AskedStorage;
     blobTransferThreshold: number;
     lock: string;
     tab: string;
@@ -128,7 +131,8 @@ export interface RunResult {
 
 /** What each op resolves with. */
 export interface Replies {
-  open: null;
+  /** Where the database lives. */
+  open: { storage: Storage };
   execute: RunResult;
   query: QueryResult;
   queryBytes: Uint8Array;
@@ -169,6 +173,8 @@ export interface WatchResult {
 /** A leader's worker to a following tab, first, on its new port. */
 export interface Hello {
   hello: true;
+  /** Where the database lives: a following tab that asked for another storage is refused. */
+  storage: Storage;
   /** The database is encrypted: the tab answers `challenge` with a {@link KeyProof} (keyproof.ts). */
   encrypted: boolean;
   challenge?: Uint8Array;

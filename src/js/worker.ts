@@ -9,7 +9,7 @@
 
 import init, { Sealer } from './wasm/resq_wasm.js';
 import { keyProof, sameProof, unholdKey } from './keyproof.js';
-import type { Attach, Expired, Hello, KeyProof, KeyVerdict, Requests } from './protocol.js';
+import type { Attach, Expired, Hello, KeyProof, KeyVerdict, Replies, Requests, Storage } from './protocol.js';
 import { caller, type Caller } from './worker/callers.js';
 import { IdbFiles } from './worker/idb.js';
 import { cipher, closeReader, db, openEngine, reader, refusal, type Engine } from './worker/engine.js';
@@ -152,7 +152,7 @@ function attach(port: MessagePort, lock: string): void {
   const key = db.key;
   if (!key) {
     port.onmessage = take;
-    return c.post({ hello: true, encrypted: false } satisfies Hello);
+    return c.post({ hello: true, encrypted: false, storage: storageOf() } satisfies Hello);
   }
   // Encrypted: nothing from this tab runs until it proves the key.
   const challenge = crypto.getRandomValues(new Uint8Array(32));
@@ -165,7 +165,7 @@ function attach(port: MessagePort, lock: string): void {
     if (!ok) return depart(c);
     port.onmessage = take;
   };
-  c.post({ hello: true, encrypted: true, challenge } satisfies Hello);
+  c.post({ hello: true, encrypted: true, challenge, storage: storageOf() } satisfies Hello);
 }
 
 /** A following tab's tab is gone: its queued requests are dropped, and what it made here goes. */
@@ -201,7 +201,10 @@ async function cleanUp(c: Caller): Promise<void> {
 // holds.
 let opened = false;
 
-async function open(req: Requests['open'], from: Caller): Promise<null> {
+/** Where the open database lives. */
+const storageOf = (): Storage => (db.conn?.storage() ?? 'memory') as Storage;
+
+async function open(req: Requests['open'], from: Caller): Promise<Replies['open']> {
   if (opened || !from.page) throw refusal('RESQ_BAD_PARAM', 'this worker has opened its database already');
   opened = true;
   pageCaller.tab = typeof req.tab === 'string' ? req.tab : '';
@@ -216,6 +219,9 @@ async function open(req: Requests['open'], from: Caller): Promise<null> {
       return new Promise(() => {});
     });
   });
+  // Whether the name has files in IndexedDB, read while the wasm loads
+  // (every file name: it decides where the name lives, worker/idb.ts).
+  let files = req.storage === 'memory' ? null : loadIdb(req.name);
   try {
     await ready;
   } catch (err) {
@@ -224,24 +230,29 @@ async function open(req: Requests['open'], from: Caller): Promise<null> {
   // The key in its one form (keyproof.ts), as the core opens it and
   // following tabs prove it.
   const key = req.heldKey ? await unholdKey(req.heldKey) : undefined;
-  db.conn = await openPatiently(req, key);
+  db.conn = await openPatiently(req, key, () => {
+    const loaded = files;
+    files = null;
+    return loaded ?? (req.storage === 'memory' ? Promise.resolve(null) : loadIdb(req.name));
+  });
   db.key = key ?? null;
   db.reload = async () => {
     closeReader();
     db.conn?.close();
     db.idb?.close();
     db.idb = null;
-    db.conn = await openPatiently(req, key);
+    db.conn = await openPatiently(req, key, () => loadIdb(req.name));
   };
   // A persistent database's stage directory is named after it (one worker
   // holds it). Memory databases of one name can be open in several tabs at
   // once, so each worker gets a directory of its own.
-  const dir = req.storage === 'memory' ? `memory-${crypto.randomUUID()}` : `${req.storage}-${encodeURIComponent(req.name)}`;
+  const storage = storageOf();
+  const dir = storage === 'memory' ? `memory-${crypto.randomUUID()}` : `${storage}-${encodeURIComponent(req.name)}`;
   // The wasm with ciphers seals what spills, each staged value under a key of its own.
   db.stages = new StageSpace(dir, cipher ? () => new Sealer(crypto.getRandomValues(new Uint8Array(32))) : null);
   await db.stages.claim();
   await forgetGoneTabs();
-  return null;
+  return { storage };
 }
 
 /** The recorded calls of tabs that are gone (no one holds their lock) will never be sent again. */
@@ -261,15 +272,17 @@ async function forgetGoneTabs(): Promise<void> {
  * worker/ops.ts), the core encrypts the file under `key` as it opens it,
  * or opens it with `key` if it finds it encrypted already.
  */
-async function openPatiently(req: Requests['open'], key: Uint8Array | undefined) {
+async function openPatiently(req: Requests['open'], key: Uint8Array | undefined, load: () => Promise<IdbFiles | null>) {
   const start = performance.now();
   for (let wait = 20; ; wait = Math.min(wait * 2, 500)) {
     try {
-      // A database in IndexedDB: its files loaded first (idb.ts), then opened on them.
-      const idb = req.storage === 'idb' ? await IdbFiles.open(req.name) : null;
+      // The name's files in IndexedDB, loaded again each try (idb.ts): the
+      // core places the name (OPFS or IndexedDB) and opens it there.
+      const idb = await load();
       try {
         const conn = await openEngine(req.name, req.storage, req.blobTransferThreshold, key, req.encrypt === true, idb ?? undefined);
-        db.idb = idb;
+        if (conn.storage() === 'idb') db.idb = idb;
+        else idb?.close();
         return conn;
       } catch (err) {
         idb?.close();
@@ -283,6 +296,12 @@ async function openPatiently(req: Requests['open'], key: Uint8Array | undefined)
   }
 }
 const OPEN_PATIENCE_MS = 5000;
+
+/** The name's files in IndexedDB, or null where this browser has no IndexedDB in a worker. */
+function loadIdb(name: string): Promise<IdbFiles | null> {
+  if (typeof indexedDB === 'undefined') return Promise.resolve(null);
+  return IdbFiles.open(name);
+}
 
 /** The wasm instance trapped (a Rust panic), or the worker cannot answer: it cannot be trusted again. */
 function die(err: unknown): void {

@@ -108,8 +108,10 @@ pub struct Connection {
 
 #[wasm_bindgen]
 impl Connection {
-    /// Opens `name` on `storage` (`"opfs"`, `"idb"` or `"memory"`); `idb`:
-    /// the files of an `"idb"` database, as `IdbFiles` (`idb.ts`) loaded them.
+    /// Opens `name` on `storage`: `"opfs"`, `"idb"`, `"memory"`, or
+    /// `"default"` (see `Storage::placed`). `idb`: the name's files in
+    /// IndexedDB, as `IdbFiles` (`idb.ts`) loaded them (none: a new name);
+    /// `undefined` for memory.
     /// `key`: `undefined`, or a key in its one form (see `key_from_js`).
     /// `encrypt`: a plain file is encrypted under `key` as it opens, and
     /// one encrypted already opens with it (the end of a `rekey(key)` of a
@@ -127,9 +129,8 @@ impl Connection {
         let threshold =
             if blob_threshold.is_finite() && blob_threshold >= 0.0 { blob_threshold as usize } else { usize::MAX };
         let storage = match storage.as_str() {
-            "opfs" => Storage::opfs(&name).await.map_err(js_err)?,
-            "idb" => Storage::idb(&name, idb).map_err(js_err)?,
-            _ => Storage::Memory,
+            "memory" => Storage::Memory,
+            asked => Storage::placed(&name, asked, idb).await.map_err(js_err)?,
         };
         let vfs = Storage::vfs_name(&name, &storage);
         // Any number unlikely to repeat: it only keeps placeholders apart.
@@ -384,6 +385,11 @@ impl Connection {
             return Ok(true);
         }
         self.snapshots.let_go_if_held(&mut self.db).map_err(js_err)
+    }
+
+    /// Where the database lives: `"opfs"`, `"idb"` or `"memory"` (`db.storage`).
+    pub fn storage(&self) -> String {
+        self.storage.as_deref().map_or("memory", |s| s.storage().kind().as_str()).into()
     }
 
     /// Closes the database and releases its storage. A second call is a no-op.

@@ -302,6 +302,17 @@ fn pairs<T: JsCast>(v: &JsValue, field: &str) -> Vec<(f64, T)> {
 }
 
 impl IdbVfs {
+    /// Whether `idb` (an `IdbFiles`) found any of database `name`'s files.
+    pub fn holds(name: &str, idb: &JsValue) -> bool {
+        let loaded: Array = js_sys::Reflect::get(idb, &"files".into()).map(|v| Array::from(&v)).unwrap_or_default();
+        loaded.iter().any(|f| {
+            js_sys::Reflect::get(&f, &"path".into())
+                .ok()
+                .and_then(|p| p.as_string())
+                .is_some_and(|p| p.starts_with(name))
+        })
+    }
+
     /// Registers the VFS `vfs` over database `name`'s files as `idb` (an
     /// `IdbFiles` of `idb.ts`) loaded them.
     pub fn install(name: &str, vfs: &str, idb: JsValue) -> Result<IdbVfs> {

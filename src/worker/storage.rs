@@ -5,6 +5,7 @@
 
 use super::gather::Gathered;
 use super::idb::IdbVfs;
+use crate::codec::placement::{self, Opfs, Storage as Place};
 use crate::codec::{Error, Result};
 use sqlite_wasm_rs as ffi;
 use sqlite_wasm_vfs::sahpool::{self, OpfsSAHError, OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
@@ -30,6 +31,57 @@ impl Storage {
             Storage::Memory => None,
             Storage::Opfs(..) => Some(vfs_name(name)),
             Storage::Idb(..) => Some(idb_vfs_name(name)),
+        }
+    }
+
+    /// Where it is (`db.storage`).
+    pub fn kind(&self) -> Place {
+        match self {
+            Storage::Memory => Place::Memory,
+            Storage::Opfs(..) => Place::Opfs,
+            Storage::Idb(..) => Place::Idb,
+        }
+    }
+
+    /// `name`'s storage as `asked` (`"opfs"`, `"idb"`, or `"default"`: OPFS
+    /// where it works here, else IndexedDB), by the rule of
+    /// `codec::placement`: a name whose files `idb` (`IdbFiles`, idb.ts)
+    /// found in IndexedDB lives there. OPFS is tried only where it could be
+    /// the answer.
+    pub async fn placed(name: &str, asked: &str, idb: wasm_bindgen::JsValue) -> Result<Storage> {
+        let asked = match asked {
+            "opfs" => Some(Place::Opfs),
+            "idb" => Some(Place::Idb),
+            _ => None,
+        };
+        let recorded = IdbVfs::holds(name, &idb).then_some(Place::Idb);
+        let (opfs, mut pool) = if asked == Some(Place::Idb) || recorded == Some(Place::Idb) {
+            // Not tried: the answer is IndexedDB or a refusal either way.
+            (Opfs::Works { has_data: false }, None)
+        } else {
+            match Storage::opfs(name).await {
+                Ok(pool) => (Opfs::Works { has_data: false }, Some(pool)),
+                Err(Error::Unsupported(why)) => (opfs_state(why), None),
+                Err(e) => return Err(e),
+            }
+        };
+        match placement::place(name, asked, recorded, &opfs) {
+            Ok(Place::Opfs) => Ok(pool.take().expect("OPFS was tried and worked")),
+            Ok(_) => {
+                if let Some(mut pool) = pool.take() {
+                    pool.release(name);
+                }
+                if idb.is_undefined() {
+                    return Err(Error::Unsupported("IndexedDB is not available here".into()));
+                }
+                Storage::idb(name, idb)
+            }
+            Err(e) => {
+                if let Some(mut pool) = pool.take() {
+                    pool.release(name);
+                }
+                Err(e)
+            }
         }
     }
 
@@ -148,6 +200,19 @@ fn escape(name: &str) -> String {
         }
     }
     out
+}
+
+/// What OPFS's refusal says of it here: a browser without sync access
+/// handles (none at all, a private window's `SecurityError`, WebKitGTK's
+/// `NotSupportedError`), or one whose OPFS failed this time (anything else,
+/// such as Safari's `UnknownError`).
+fn opfs_state(why: String) -> Opfs {
+    let absent = ["NotSupportedError", "SecurityError", "OPFS is not available here"];
+    if absent.iter().any(|a| why.contains(a)) {
+        Opfs::Absent(why)
+    } else {
+        Opfs::Failed(why)
+    }
 }
 
 /// SQLite's code for a damaged database file.

@@ -269,14 +269,18 @@ test('without OPFS, staging stops at its memory budget with RESQ_UNSUPPORTED, an
   assert.deepEqual(r.rows, [{ n: 10 }]);
 });
 
-test('in a Firefox private window, where OPFS is refused, open() of an OPFS name is RESQ_UNSUPPORTED and a memory database stages within its budget', {
+test('in a Firefox private window, where OPFS is refused, open() of a file name opens it in IndexedDB; OPFS asked for is RESQ_UNSUPPORTED; a memory database stages within its budget', {
   skip: ENGINE !== 'firefox' && "Firefox private windows only (Chromium's incognito keeps OPFS; WebKitGTK has none in any window)",
 }, async (t) => {
   const hp = await start({ privateWindow: true });
   t.after(() => hp.close());
   const r = await inPage(hp.page, async ({ open, outcome }) => {
     const root = await outcome(navigator.storage.getDirectory());
-    const opfs = await outcome(open('private.db'));
+    const named = await open('private.db');
+    await named.execute("CREATE TABLE t(v); INSERT INTO t VALUES ('kept in IndexedDB')");
+    const placed = { storage: named.storage, rows: await named.query('SELECT v FROM t') };
+    await named.close();
+    const opfs = await outcome(open('other.db', { storage: 'opfs' }));
     const db = await open(':memory:');
     const staged = await db.stageBlob();
     const MB = 1 << 20;
@@ -288,9 +292,10 @@ test('in a Firefox private window, where OPFS is refused, open() of an OPFS name
       else refused = o.error;
     }
     await db.close();
-    return { root: root.ok || root.error.name, opfs, size, refused: refused?.code };
+    return { root: root.ok || root.error.name, placed, opfs, size, refused: refused?.code };
   });
   assert.equal(r.root, 'SecurityError', 'the private window refuses OPFS');
+  assert.deepEqual(r.placed, { storage: 'idb', rows: [{ v: 'kept in IndexedDB' }] });
   assert.equal(r.opfs.ok, false);
   assert.equal(r.opfs.error.code, 'RESQ_UNSUPPORTED');
   assert.match(r.opfs.error.message, /OPFS.*SecurityError/);

@@ -6,7 +6,7 @@
 
 import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { start } from './harness.mjs';
+import { NO_OPFS, start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
 
 let h;
@@ -130,4 +130,80 @@ test('another tab shares an IndexedDB database through the tab that holds it', a
   assert.deepEqual(shared, { ok: true, value: [{ v: 'held' }, { v: 'other' }] });
   await Promise.all([holder.close(), other.close()]);
   assert.deepEqual(await read(h.page, name, 'SELECT count(*) AS n FROM t'), { ok: true, value: [{ n: 2 }] });
+});
+
+/** In the page: opens `name` with `options`, notes where it lives, closes it; or the error. */
+const TRY_OPEN = `async (open, name, options) => {
+  try {
+    const db = await open(name, options);
+    const storage = db.storage;
+    await db.close();
+    return { ok: true, storage };
+  } catch (e) {
+    return { ok: false, code: e.code, message: e.message };
+  }
+}`;
+
+test('db.storage says where a database lives; a name in IndexedDB opens there by default, and not on OPFS', async (t) => {
+  const name = dbName(t);
+  const r = await inPage(
+    h.page,
+    async ({ open }, { name, idb, TRY_OPEN }) => {
+      const tryOpen = (0, eval)(TRY_OPEN);
+      const memory = await tryOpen(open, ':memory:');
+      let db = await open(name, idb);
+      const asked = db.storage;
+      await db.execute("CREATE TABLE t(v); INSERT INTO t VALUES ('in idb')");
+      await db.close();
+      // Without storage: where its data is, even where OPFS works.
+      db = await open(name);
+      const byDefault = db.storage;
+      const rows = await db.query('SELECT v FROM t');
+      await db.close();
+      const opfs = await tryOpen(open, name, { storage: 'opfs' });
+      // Another name, opened without storage: OPFS where it works.
+      const fresh = await tryOpen(open, `${name}-fresh`);
+      return { memory, asked, byDefault, rows, opfs, fresh };
+    },
+    { name, idb, TRY_OPEN },
+  );
+  assert.deepEqual(r.memory, { ok: true, storage: 'memory' });
+  assert.equal(r.asked, 'idb');
+  assert.equal(r.byDefault, 'idb');
+  assert.deepEqual(r.rows, [{ v: 'in idb' }]);
+  assert.equal(r.opfs.code, 'RESQ_UNSUPPORTED', JSON.stringify(r.opfs));
+  assert.match(r.opfs.message, /lives in idb, not opfs/);
+  if (NO_OPFS) {
+    // WebKit's automation sessions are private, and there getDirectory()
+    // fails with UnknownError, which the package cannot tell from Safari's
+    // transient failure: a new name is refused rather than put in a new
+    // IndexedDB database while its data could be in OPFS.
+    assert.equal(r.fresh.code, 'RESQ_UNSUPPORTED', JSON.stringify(r.fresh));
+    assert.match(r.fresh.message, /OPFS failed here .*UnknownError/);
+  } else assert.deepEqual(r.fresh, { ok: true, storage: 'opfs' });
+});
+
+test('a tab that asks for another storage than the database has in the leading tab is refused', async (t) => {
+  const name = dbName(t);
+  const holder = await h.newPage();
+  const other = await h.newPage();
+  await inPage(
+    holder,
+    async ({ open }, { name, idb }) => {
+      globalThis.held = await open(name, idb);
+      await globalThis.held.execute('CREATE TABLE t(v)');
+    },
+    { name, idb },
+  );
+  const r = await inPage(
+    other,
+    async ({ open }, { name, TRY_OPEN }) => {
+      const tryOpen = (0, eval)(TRY_OPEN);
+      return { asked: await tryOpen(open, name, { storage: 'opfs' }), plain: await tryOpen(open, name) };
+    },
+    { name, TRY_OPEN },
+  );
+  await Promise.all([holder.close(), other.close()]);
+  assert.equal(r.asked.code, 'RESQ_UNSUPPORTED', JSON.stringify(r.asked));
+  assert.deepEqual(r.plain, { ok: true, storage: 'idb' }, 'without storage, it follows the leading tab');
 });

@@ -43,11 +43,19 @@ export async function opening(): Promise<Database> {
     blobTransferThreshold: Infinity,
     transactionTimeout: DEFAULT_TRANSACTION_TIMEOUT * 2,
   });
+  const where: Storage = mem.storage;
+  show(where);
+  // @ts-expect-error: db.storage is read-only
+  mem.storage = 'idb';
+  const inIdb = await open('x.db', { storage: 'idb' });
+  await inIdb.close();
   await mem.close();
+  // @ts-expect-error: 'default' is what leaving storage out means, not a value
+  await open('x.db', { storage: 'default' });
   // @ts-expect-error: an option the package does not know
   await open('x.db', { storge: 'memory' });
   show(threshold);
-  // @ts-expect-error: storage is 'opfs' or 'memory'
+  // @ts-expect-error: storage is 'opfs', 'idb' or 'memory'
   await open('x.db', { storage: 'disk' });
   // @ts-expect-error: a name is a string
   await open(42);

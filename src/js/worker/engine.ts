@@ -9,7 +9,7 @@
 
 import type { IdbFiles } from './idb.js';
 import { Connection, sqlLimit, streamLimit, transactionEnd } from '../wasm/resq_wasm.js';
-import { ENCRYPTED_WORKER_NAME, type Storage, type WireError } from '../protocol.js';
+import { ENCRYPTED_WORKER_NAME, type AskedStorage, type WireError } from '../protocol.js';
 import type { StageSpace } from './stage.js';
 
 /** The connection, as the worker's modules name it. */
@@ -18,7 +18,7 @@ export type Engine = Connection;
 /** Opens a connection (see `Connection.open` in src/worker/entry.rs). */
 export function openEngine(
   name: string,
-  storage: Storage,
+  storage: AskedStorage,
   blobTransferThreshold: number,
   key: Uint8Array | undefined,
   encrypt: boolean,

@@ -340,7 +340,7 @@ export async function handle(
   from: Caller,
   req: Request,
   cx: Context,
-  open: (req: Requests['open'], from: Caller) => Promise<null>,
+  open: (req: Requests['open'], from: Caller) => Promise<Replies['open']>,
 ): Promise<void> {
   await reply(from, req, (transfer) => answer(from, req, transfer, cx, open));
 }
@@ -432,7 +432,7 @@ async function answer(
   req: Request,
   transfer: Transferable[],
   cx: Context,
-  open: (req: Requests['open'], from: Caller) => Promise<null>,
+  open: (req: Requests['open'], from: Caller) => Promise<Replies['open']>,
 ): Promise<unknown> {
   const fields = admit(req);
   if (req.op === 'fail') throw req.error;
