@@ -279,10 +279,16 @@ async function openPatiently(req: Requests['open'], key: Uint8Array | undefined,
       // The name's files in IndexedDB, loaded again each try (idb.ts): the
       // core places the name (OPFS or IndexedDB) and opens it there.
       const idb = await load();
+      // A name with files here opens here, and may write as it opens (a
+      // journal mode set): know how to store before that.
+      if (idb && idb.files.length > 0) await idb.placed();
       try {
         const conn = await openEngine(req.name, req.storage, req.blobTransferThreshold, key, req.encrypt === true, idb ?? undefined);
-        if (conn.storage() === 'idb') db.idb = idb;
-        else idb?.close();
+        if (conn.storage() === 'idb' && idb) {
+          // A new database: nothing was stored as it opened.
+          await idb.placed();
+          db.idb = idb;
+        } else idb?.close();
         return conn;
       } catch (err) {
         idb?.close();

@@ -100,12 +100,12 @@ export class IdbFiles {
   #stored: Promise<void> = Promise.resolve();
   /** The first sync that failed: every call after it fails with it, until the database is loaded again. */
   #failed: unknown = null;
-  /** IndexedDB refuses Blobs here: segments are stored as their bytes. */
-  #bytes: boolean;
+  /** IndexedDB refuses Blobs here: segments are stored as their bytes (see {@link placed}). */
+  #bytes = false;
+  #probed: Promise<void> | null = null;
 
-  private constructor(idb: IDBDatabase, name: string, seq: number, files: LoadedFile[], bytes: boolean) {
+  private constructor(idb: IDBDatabase, name: string, seq: number, files: LoadedFile[]) {
     this.#idb = idb;
-    this.#bytes = bytes;
     this.#name = name;
     this.#seq = seq;
     this.files = files;
@@ -135,7 +135,19 @@ export class IdbFiles {
         segments: sk.map((k, i) => [second(k), sv[i] instanceof Blob ? sv[i] : new Blob([sv[i] as ArrayBuffer])]),
       });
     }
-    return new IdbFiles(idb, name, seq, loaded, await refusesBlobs(idb));
+    return new IdbFiles(idb, name, seq, loaded);
+  }
+
+  /**
+   * The database lives here (not in OPFS): learns, once, whether this
+   * IndexedDB stores Blobs, before its first sync. A probe transaction,
+   * spared to databases that open in OPFS.
+   */
+  placed(): Promise<void> {
+    this.#probed ??= refusesBlobs(this.#idb).then((bytes) => {
+      this.#bytes = bytes;
+    });
+    return this.#probed;
   }
 
   #begin(): IDBTransaction {
