@@ -33,17 +33,22 @@ impl Storage {
     }
 }
 
-/// What the worker found when it tried OPFS for the name.
+/// What the worker found when it looked at OPFS for the name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Opfs {
-    /// A sync access handle opened; `has_data`: the name has files there.
-    Works { has_data: bool },
+    /// OPFS answered: the name's sync access handles opened, or (asked for
+    /// IndexedDB) its directory was read and holds no data.
+    Works,
+    /// The name's OPFS directory holds data (read without opening it).
+    HasData,
     /// This browser has no OPFS sync access handles, for the reason given
     /// (the browser's error, or what is missing).
     Absent(String),
     /// OPFS is here but failed this time, for the reason given: whether the
     /// name has data there cannot be told.
     Failed(String),
+    /// Not looked at, since the name's record answers.
+    Untried,
 }
 
 /// Where `name` opens: `asked` is `open()`'s `storage` option (`None`: the
@@ -68,6 +73,7 @@ pub fn place(name: &str, asked: Option<Storage>, recorded: Option<Storage>, opfs
             (Storage::Opfs, Opfs::Absent(why) | Opfs::Failed(why)) => {
                 refuse(format!("{name:?} lives in OPFS, which this browser refused now ({why}); nothing was opened"))
             }
+            (Storage::Opfs, Opfs::Untried) => refuse(format!("{name:?} lives in OPFS, which was not tried")),
             _ => Ok(lives),
         };
     }
@@ -78,23 +84,26 @@ pub fn place(name: &str, asked: Option<Storage>, recorded: Option<Storage>, opfs
     };
     match asked {
         Some(Storage::Opfs) => match opfs {
-            Opfs::Works { .. } => Ok(Storage::Opfs),
+            Opfs::Works | Opfs::HasData => Ok(Storage::Opfs),
             Opfs::Absent(why) | Opfs::Failed(why) => {
                 refuse(format!("OPFS sync access handles are not available here ({why})"))
             }
+            Opfs::Untried => unknown("not tried"),
         },
         Some(Storage::Idb) => match opfs {
-            Opfs::Works { has_data: true } => refuse(format!(
+            Opfs::HasData => refuse(format!(
                 "{name:?} has data in OPFS, so it is not opened as a new database in IndexedDB; {move_hint}"
             )),
-            Opfs::Works { has_data: false } | Opfs::Absent(_) => Ok(Storage::Idb),
+            Opfs::Works | Opfs::Absent(_) => Ok(Storage::Idb),
             Opfs::Failed(why) => unknown(why),
+            Opfs::Untried => unknown("not tried"),
         },
         // The default for a file name.
         _ => match opfs {
-            Opfs::Works { .. } => Ok(Storage::Opfs),
+            Opfs::Works | Opfs::HasData => Ok(Storage::Opfs),
             Opfs::Absent(_) => Ok(Storage::Idb),
             Opfs::Failed(why) => unknown(why),
+            Opfs::Untried => unknown("not tried"),
         },
     }
 }
@@ -104,8 +113,8 @@ mod tests {
     use super::Storage::{Idb, Memory, Opfs as O};
     use super::*;
 
-    const WORKS: Opfs = Opfs::Works { has_data: false };
-    const HAS_DATA: Opfs = Opfs::Works { has_data: true };
+    const WORKS: Opfs = Opfs::Works;
+    const HAS_DATA: Opfs = Opfs::HasData;
 
     fn absent() -> Opfs {
         Opfs::Absent("SecurityError: private window".into())
@@ -152,6 +161,13 @@ mod tests {
         // Data in OPFS, not recorded (made before the record existed).
         let e = at(Some(Idb), None, &HAS_DATA).unwrap_err();
         assert!(e.contains("importDatabase"), "{e}");
+        // Not looked at, with no record to answer: refused, never placed.
+        for asked in [None, Some(Idb), Some(O)] {
+            let e = at(asked, None, &Opfs::Untried).unwrap_err();
+            assert!(e.contains("not tried"), "{e}");
+        }
+        let e = at(None, Some(O), &Opfs::Untried).unwrap_err();
+        assert!(e.contains("not tried"), "{e}");
     }
 
     #[test]
@@ -161,6 +177,7 @@ mod tests {
         // Recorded in IndexedDB: there, even where OPFS works now.
         assert_eq!(at(None, Some(Idb), &WORKS), Ok(Idb));
         assert_eq!(at(None, Some(Idb), &failed()), Ok(Idb));
+        assert_eq!(at(None, Some(Idb), &Opfs::Untried), Ok(Idb));
         assert_eq!(at(Some(Idb), Some(Idb), &absent()), Ok(Idb));
         // Recorded in OPFS, which fails now: refused, never a new database.
         for opfs in [absent(), failed()] {

@@ -55,12 +55,15 @@ impl Storage {
             _ => None,
         };
         let recorded = IdbVfs::holds(name, &idb).then_some(Place::Idb);
-        let (opfs, mut pool) = if asked == Some(Place::Idb) || recorded == Some(Place::Idb) {
-            // Not tried: the answer is IndexedDB or a refusal either way.
-            (Opfs::Works { has_data: false }, None)
+        let (opfs, mut pool) = if recorded.is_some() {
+            (Opfs::Untried, None)
+        } else if asked == Some(Place::Idb) {
+            // Looked at without opening it: a new IndexedDB database only
+            // where the name has no data in OPFS.
+            (opfs_holds(name).await, None)
         } else {
             match Storage::opfs(name).await {
-                Ok(pool) => (Opfs::Works { has_data: false }, Some(pool)),
+                Ok(pool) => (Opfs::Works, Some(pool)),
                 Err(Error::Unsupported(why)) => (opfs_state(why), None),
                 Err(e) => return Err(e),
             }
@@ -200,6 +203,69 @@ fn escape(name: &str) -> String {
         }
     }
     out
+}
+
+/// Whether `name` has data in OPFS, found by reading its pool directory
+/// (`.resq-wasm/<escaped name>`, and the pool's files in it) without
+/// opening a sync access handle, which another tab may hold. A pool file
+/// longer than its header holds a file of the database; a free one is cut
+/// back to its header.
+async fn opfs_holds(name: &str) -> Opfs {
+    match opfs_has_data(name).await {
+        Ok(true) => Opfs::HasData,
+        Ok(false) => Opfs::Works,
+        Err(why) => opfs_state(why),
+    }
+}
+
+async fn opfs_has_data(name: &str) -> std::result::Result<bool, String> {
+    use js_sys::Reflect;
+    use wasm_bindgen::{JsCast, JsValue};
+    use wasm_bindgen_futures::JsFuture;
+    use web_sys::{File, FileSystemDirectoryHandle, FileSystemFileHandle, FileSystemHandle, FileSystemHandleKind};
+    // The pool's header: its files' bytes start after it (sahpool.rs).
+    const HEADER: f64 = 4096.0;
+    let text = |e: JsValue| {
+        let field = |k: &str| Reflect::get(&e, &k.into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
+        format!("{}: {}", field("name"), field("message"))
+    };
+    let storage = js_sys::global().unchecked_into::<web_sys::WorkerGlobalScope>().navigator().storage();
+    if !Reflect::has(&storage, &"getDirectory".into()).unwrap_or(false) {
+        return Err("OPFS is not available here".into());
+    }
+    let root: FileSystemDirectoryHandle = JsFuture::from(storage.get_directory()).await.map_err(text)?.unchecked_into();
+    let mut dir = root;
+    for part in [".resq-wasm".to_owned(), escape(name)] {
+        match JsFuture::from(dir.get_directory_handle(&part)).await {
+            Ok(d) => dir = d.unchecked_into(),
+            Err(e) if text(e.clone()).starts_with("NotFoundError") => return Ok(false),
+            Err(e) => return Err(text(e)),
+        }
+    }
+    // The directory and the pool's `.opaque` folder in it.
+    let mut dirs = vec![dir];
+    while let Some(dir) = dirs.pop() {
+        let entries = dir.values();
+        loop {
+            let step = JsFuture::from(entries.next().map_err(text)?).await.map_err(text)?;
+            if Reflect::get(&step, &"done".into()).map_err(text)?.is_truthy() {
+                break;
+            }
+            let handle: FileSystemHandle = Reflect::get(&step, &"value".into()).map_err(text)?.unchecked_into();
+            if handle.kind() == FileSystemHandleKind::Directory {
+                dirs.push(handle.unchecked_into());
+                continue;
+            }
+            let file: File = JsFuture::from(handle.unchecked_into::<FileSystemFileHandle>().get_file())
+                .await
+                .map_err(text)?
+                .unchecked_into();
+            if file.size() > HEADER {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// What OPFS's refusal says of it here: a browser without sync access

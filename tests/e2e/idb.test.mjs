@@ -183,6 +183,33 @@ test('db.storage says where a database lives; a name in IndexedDB opens there by
   } else assert.deepEqual(r.fresh, { ok: true, storage: 'opfs' });
 });
 
+test('a name with data in OPFS is not opened as a new IndexedDB database; once its files are gone, it can be', {
+  skip: NO_OPFS,
+}, async (t) => {
+  const name = dbName(t);
+  const r = await inPage(
+    h.page,
+    async ({ open }, { name, idb, TRY_OPEN }) => {
+      const tryOpen = (0, eval)(TRY_OPEN);
+      const db = await open(name);
+      const where = db.storage;
+      await db.execute("CREATE TABLE t(v); INSERT INTO t VALUES ('in opfs')");
+      await db.close();
+      const asIdb = await tryOpen(open, name, idb);
+      // Its OPFS files removed (the name needs no escaping).
+      const top = await (await navigator.storage.getDirectory()).getDirectoryHandle('.resq-wasm');
+      await top.removeEntry(name, { recursive: true });
+      const afterDelete = await tryOpen(open, name, idb);
+      return { where, asIdb, afterDelete };
+    },
+    { name, idb, TRY_OPEN },
+  );
+  assert.equal(r.where, 'opfs');
+  assert.equal(r.asIdb.code, 'RESQ_UNSUPPORTED', JSON.stringify(r.asIdb));
+  assert.match(r.asIdb.message, /has data in OPFS.*importDatabase/);
+  assert.deepEqual(r.afterDelete, { ok: true, storage: 'idb' });
+});
+
 test('a tab that asks for another storage than the database has in the leading tab is refused', async (t) => {
   const name = dbName(t);
   const holder = await h.newPage();
