@@ -26,8 +26,7 @@
 // store), none after it lands, so what is stored is always the files as of
 // one sync, and the worker loads them again from there.
 
-/** A dedicated worker's synchronous Blob reader (not in the DOM typings this project builds with). */
-declare const FileReaderSync: { new (): { readAsArrayBuffer(blob: Blob): ArrayBuffer } };
+import { readSync } from './read-sync.js';
 
 /** The origin's IndexedDB database of every database stored there. */
 export const IDB_NAME = 'resq-wasm';
@@ -184,7 +183,7 @@ export class IdbFiles {
 
   /** Puts a segment's Blob, or its bytes where IndexedDB refuses Blobs (see the top). */
   #putSegment(segments: IDBObjectStore, blob: Blob, key: IDBValidKey): void {
-    segments.put(this.#bytes ? new FileReaderSync().readAsArrayBuffer(blob) : blob, key);
+    segments.put(this.#bytes ? readSync(blob) : blob, key);
   }
 
   /** Starts the transaction that deletes the file at `path` (the core calls it from xDelete). */

@@ -1,11 +1,14 @@
 // Where a staged value's bytes go once they outgrow the worker's memory: a
-// temporary OPFS file, written at the end and read anywhere. An encrypted
+// temporary OPFS file, written at the end and read anywhere; where the
+// worker has no OPFS sync access handles, the browser's Blobs (blobFile).
+// An encrypted
 // database's worker seals that file (src/worker/seal.rs): blocks of
 // SEAL_BLOCK bytes, each sealed once with ChaCha20-Poly1305 under a key of
 // 32 random bytes that never leaves this worker, the last partial block
 // kept in memory until it fills. Nothing of its plaintext reaches the disk.
 
 import type { WireError } from '../protocol.js';
+import { readSync } from './read-sync.js';
 
 /** The worker-only part of OPFS (the DOM lib lacks it). */
 export interface FileSystemSyncAccessHandle {
@@ -33,6 +36,59 @@ export interface Spill {
   /** Fills `view` with the bytes at `at` (all within the file). */
   read(at: number, view: Uint8Array): void;
   close(): void;
+}
+
+/** Bytes a {@link blobFile} gathers in the worker's memory before they become one Blob. */
+export const BLOB_PART = 4 << 20;
+
+/**
+ * An append-only temp file kept as the browser's Blobs, for a worker
+ * without OPFS sync access handles (WebKit, private windows): bytes
+ * gather in memory up to BLOB_PART, then become a Blob, which the browser
+ * keeps outside the worker's heap (Chromium moves large ones to disk;
+ * Firefox and WebKit keep them in memory). Read synchronously with
+ * `FileReaderSync`, as the IndexedDB storage reads its segments.
+ */
+export function blobFile(): FileSystemSyncAccessHandle {
+  const parts: Blob[] = [];
+  let stored = 0;
+  let pending: Uint8Array[] = [];
+  let pendingSize = 0;
+  let whole: Blob | null = null;
+  const settle = () => {
+    if (pendingSize > 0) {
+      parts.push(new Blob(pending as BlobPart[]));
+      stored += pendingSize;
+      pending = [];
+      pendingSize = 0;
+      whole = null;
+    }
+    whole ??= new Blob(parts);
+    return whole;
+  };
+  return {
+    write(bytes, { at }) {
+      if (at !== stored + pendingSize)
+        throw new Error(`a temp file of Blobs is written at its end (${stored + pendingSize}), not at ${at}`);
+      pending.push(bytes.slice());
+      pendingSize += bytes.byteLength;
+      if (pendingSize >= BLOB_PART) settle();
+      return bytes.byteLength;
+    },
+    read(view, { at }) {
+      const end = Math.min(at + view.byteLength, stored + pendingSize);
+      if (end <= at) return 0;
+      const bytes = new Uint8Array(readSync(settle().slice(at, end)));
+      view.set(bytes);
+      return bytes.byteLength;
+    },
+    flush() {},
+    close() {
+      parts.length = 0;
+      pending = [];
+      whole = null;
+    },
+  };
 }
 
 const unreadable = (): WireError => ({ code: 'RESQ_BAD_PARAM', message: 'the staged bytes could not be read back from their temp file' });

@@ -3,7 +3,8 @@
 // parameter, and is then written into its row once (as a `Blob` parameter
 // is). Bytes stay in memory up to STAGE_MEMORY_CAP, then go to a temporary
 // OPFS file in this worker's stage directory (`.resq-wasm-stage/<dir>/`),
-// sealed in the worker of an encrypted database (spill.ts).
+// or to the browser's Blobs where the worker has no OPFS sync access
+// handles; sealed in the worker of an encrypted database (spill.ts).
 //
 // Each worker holds a Web Lock named after its stage directory for as long
 // as it lives (the browser releases it when the worker ends, crash
@@ -16,7 +17,7 @@
 // discarded.
 
 import type { WireError } from '../protocol.js';
-import { plainSpill, sealedSpill, type FileSystemSyncAccessHandle, type Sealer, type Spill } from './spill.js';
+import { blobFile, plainSpill, sealedSpill, type FileSystemSyncAccessHandle, type Sealer, type Spill } from './spill.js';
 
 type SyncFileHandle = FileSystemFileHandle & { createSyncAccessHandle(): Promise<FileSystemSyncAccessHandle> };
 
@@ -25,13 +26,6 @@ const LOCK_PREFIX = 'resq-wasm-stage:';
 
 /** Bytes a staged blob keeps in the worker's memory before it spills to OPFS. */
 export const STAGE_MEMORY_CAP = 4 << 20;
-
-/**
- * Without OPFS (a memory database in a browser without it) staged bytes
- * have nowhere to spill: all staged blobs of this worker together may keep
- * this much in memory, and an append past it is refused with RESQ_UNSUPPORTED.
- */
-export const STAGE_MEMORY_BUDGET = 64 << 20;
 
 interface Stage {
   size: number;
@@ -70,8 +64,8 @@ export class StageSpace {
   #nextId = 1;
   #dir: FileSystemDirectoryHandle | null = null;
   #dirName: string;
-  /** Staged bytes held in memory, all staged blobs together. */
-  #inMemory = 0;
+  /** False once OPFS has refused this worker a sync access handle: spills go to Blobs. */
+  #opfs = true;
 
   /** Makes a sealer with a fresh key, for each staged value that spills; null: spills stay plain. */
   readonly #sealer: (() => Sealer) | null;
@@ -126,30 +120,19 @@ export class StageSpace {
     const s = this.#usable(id);
     try {
       const bytes = chunk instanceof Blob ? await readChunk(chunk) : chunk;
-      if (!s.spill && s.size + bytes.byteLength > STAGE_MEMORY_CAP && (await this.#directory())) {
-        // Spill: from here on the bytes live in a temporary OPFS file.
-        s.file = (await this.#dir!.getFileHandle(`${id}.bin`, { create: true })) as SyncFileHandle;
-        const access = await s.file.createSyncAccessHandle();
+      if (!s.spill && s.size + bytes.byteLength > STAGE_MEMORY_CAP) {
+        // Spill: from here on the bytes live in a temp file.
+        const access = await this.#tempFile(id, s);
         s.spill = this.#sealer ? sealedSpill(access, this.#sealer()) : plainSpill(access);
         let at = 0;
         for (const c of s.chunks) {
           s.spill.append(c, at);
           at += c.byteLength;
         }
-        this.#inMemory -= at;
         s.chunks = [];
       }
       if (s.spill) s.spill.append(bytes, s.size);
-      else {
-        if (this.#inMemory + bytes.byteLength > STAGE_MEMORY_BUDGET && !(await this.#directory())) {
-          throw {
-            code: 'RESQ_UNSUPPORTED',
-            message: `staging more than ${STAGE_MEMORY_BUDGET >> 20} MB needs OPFS, which this browser does not offer here: the bytes would all stay in the worker's memory`,
-          } satisfies WireError;
-        }
-        s.chunks.push(bytes);
-        this.#inMemory += bytes.byteLength;
-      }
+      else s.chunks.push(bytes);
       s.size += bytes.byteLength;
       return s.size;
     } catch (err) {
@@ -191,7 +174,6 @@ export class StageSpace {
     const s = this.#stages.get(id);
     if (!s) return;
     this.#stages.delete(id);
-    for (const c of s.chunks) this.#inMemory -= c.byteLength;
     s.spill?.close();
     if (s.file) await this.#dir?.removeEntry(s.file.name).catch(() => {});
   }
@@ -206,6 +188,24 @@ export class StageSpace {
     if (!s) throw bad('this staged blob was already used or discarded');
     if (s.failed) throw bad(`an earlier append to this staged blob failed (${s.failed}); discard it and stage the value again`);
     return s;
+  }
+
+  /** Staged blob `id`'s temp file: in OPFS, or Blobs where the worker cannot open a sync access handle there. */
+  async #tempFile(id: number, s: Stage): Promise<FileSystemSyncAccessHandle> {
+    const dir = this.#opfs ? await this.#directory() : null;
+    if (!dir) return blobFile();
+    const file = (await dir.getFileHandle(`${id}.bin`, { create: true })) as SyncFileHandle;
+    try {
+      const access = await file.createSyncAccessHandle();
+      s.file = file;
+      return access;
+    } catch (err) {
+      // WebKit's OPFS has directories and files but no sync access handles.
+      if ((err as Error).name !== 'NotSupportedError') throw err;
+      this.#opfs = false;
+      await dir.removeEntry(file.name).catch(() => {});
+      return blobFile();
+    }
   }
 
   async #directory(): Promise<FileSystemDirectoryHandle | null> {
