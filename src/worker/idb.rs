@@ -301,29 +301,24 @@ fn pairs<T: JsCast>(v: &JsValue, field: &str) -> Vec<(f64, T)> {
         .collect()
 }
 
+/// The files an `IdbFiles` loaded (its `files`).
+fn loaded(idb: &JsValue) -> Array {
+    js_sys::Reflect::get(idb, &"files".into()).map(|v| Array::from(&v)).unwrap_or_default()
+}
+
 impl IdbVfs {
-    /// Whether `idb` (an `IdbFiles`) found any of database `name`'s files.
-    pub fn holds(name: &str, idb: &JsValue) -> bool {
-        let loaded: Array = js_sys::Reflect::get(idb, &"files".into()).map(|v| Array::from(&v)).unwrap_or_default();
-        loaded.iter().any(|f| {
-            js_sys::Reflect::get(&f, &"path".into())
-                .ok()
-                .and_then(|p| p.as_string())
-                .is_some_and(|p| p.starts_with(name))
-        })
+    /// Whether `idb` (an `IdbFiles`, which loads one database's files) found any.
+    pub fn holds(idb: &JsValue) -> bool {
+        loaded(idb).length() > 0
     }
 
-    /// Registers the VFS `vfs` over database `name`'s files as `idb` (an
-    /// `IdbFiles` of `idb.ts`) loaded them.
-    pub fn install(name: &str, vfs: &str, idb: JsValue) -> Result<IdbVfs> {
+    /// Registers the VFS `vfs` over the files `idb` (an `IdbFiles` of
+    /// `idb.ts`) loaded.
+    pub fn install(vfs: &str, idb: JsValue) -> Result<IdbVfs> {
         let reader = FileReaderSync::new().map_err(|e| Error::Unsupported(format!("no FileReaderSync here: {e:?}")))?;
-        let loaded: Array = js_sys::Reflect::get(&idb, &"files".into()).map(|v| Array::from(&v)).unwrap_or_default();
         let mut by_path = HashMap::new();
-        for f in loaded.iter() {
+        for f in loaded(&idb).iter() {
             let path = js_sys::Reflect::get(&f, &"path".into()).ok().and_then(|p| p.as_string()).unwrap_or_default();
-            if !path.starts_with(name) {
-                continue;
-            }
             let block = num(&f, "block") as usize;
             if block != BLOCK {
                 return Err(Error::Unsupported(format!("{path} is stored in blocks of {block} bytes, not {BLOCK}")));

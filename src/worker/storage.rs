@@ -54,7 +54,7 @@ impl Storage {
             "idb" => Some(Place::Idb),
             _ => None,
         };
-        let recorded = IdbVfs::holds(name, &idb).then_some(Place::Idb);
+        let recorded = IdbVfs::holds(&idb).then_some(Place::Idb);
         let (opfs, mut pool) = if recorded.is_some() {
             (Opfs::Untried, None)
         } else if asked == Some(Place::Idb) {
@@ -108,7 +108,7 @@ impl Storage {
             return Err(Error::Locked(format!("{name} is already open in this worker")));
         }
         let inner = format!("resq-idb-blocks:{name}");
-        let installed = match IdbVfs::install(name, &inner, idb) {
+        let installed = match IdbVfs::install(&inner, idb) {
             Ok(vfs) => Gathered::register(&inner, &idb_vfs_name(name)).map(|gathered| Storage::Idb(vfs, gathered)),
             Err(e) => Err(e),
         };

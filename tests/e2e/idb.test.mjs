@@ -183,6 +183,29 @@ test('db.storage says where a database lives; a name in IndexedDB opens there by
   } else assert.deepEqual(r.fresh, { ok: true, storage: 'opfs' });
 });
 
+test("a database named as another's WAL file keeps its own files: 'x' and 'x-wal' both open, write and reopen", async (t) => {
+  const name = dbName(t);
+  const r = await inPage(
+    h.page,
+    async ({ open }, { name, idb }) => {
+      const a = await open(name, idb);
+      await a.execute("CREATE TABLE t(v); INSERT INTO t VALUES ('a')");
+      // a's WAL (its file `<name>-wal`) holds that commit while b opens.
+      const b = await open(`${name}-wal`, idb);
+      await b.execute("CREATE TABLE u(w); INSERT INTO u VALUES ('b')");
+      await a.execute("INSERT INTO t VALUES ('a2')");
+      await Promise.all([a.close(), b.close()]);
+      const a2 = await open(name, idb);
+      const b2 = await open(`${name}-wal`, idb);
+      const out = { a: await a2.query('SELECT v FROM t'), b: await b2.query('SELECT w FROM u') };
+      await Promise.all([a2.close(), b2.close()]);
+      return out;
+    },
+    { name, idb },
+  );
+  assert.deepEqual(r, { a: [{ v: 'a' }, { v: 'a2' }], b: [{ w: 'b' }] });
+});
+
 test('a name with data in OPFS is not opened as a new IndexedDB database; once its files are gone, it can be', {
   skip: NO_OPFS,
 }, async (t) => {

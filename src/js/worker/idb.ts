@@ -5,12 +5,15 @@
 // is not.
 //
 // One IndexedDB database per origin, `resq-wasm`, with three stores, each
-// keyed by the SQLite file's path (`media.db`, `media.db-wal`):
-// - `files`: path → { size, block, next } (bytes, bytes a block, the next
-//   segment's number), and [name] → { seq } for each database: how many
-//   syncs of its files are stored;
-// - `chunks`: [path, n] → a map chunk, a Uint32Array (codec::blocks' words);
-// - `segments`: [path, seg] → a Blob of packed blocks, or its bytes (an
+// keyed first by the database's name and the SQLite file's path
+// (`media.db`, `media.db-wal`): the name too, since a path of one database
+// can be another's name (database `a`'s WAL is `a-wal`, a name too):
+// - `files`: [name, path] → { size, block, next } (bytes, bytes a block,
+//   the next segment's number), and [name] → { seq } for each database:
+//   how many syncs of its files are stored;
+// - `chunks`: [name, path, n] → a map chunk, a Uint32Array (codec::blocks'
+//   words);
+// - `segments`: [name, path, seg] → a Blob of packed blocks, or its bytes (an
 //   ArrayBuffer) where IndexedDB refuses Blobs: WebKit's ephemeral
 //   sessions (a private window) keep IndexedDB in memory and cannot store
 //   a Blob there.
@@ -60,8 +63,8 @@ const done = <T>(req: IDBRequest<T>): Promise<T> =>
     req.onerror = () => reject(req.error);
   });
 
-/** Keys [path, from] and on. */
-const from = (path: string, n: number) => IDBKeyRange.bound([path, n], [path, Infinity]);
+/** Keys [name, path, n] and on. */
+const from = (name: string, path: string, n: number) => IDBKeyRange.bound([name, path, n], [name, path, Infinity]);
 
 function openIdb(): Promise<IDBDatabase> {
   const req = indexedDB.open(IDB_NAME, 1);
@@ -118,15 +121,15 @@ export class IdbFiles {
     const seq = ((await done(files.get([name]))) as { seq: number } | undefined)?.seq ?? 0;
     const loaded: LoadedFile[] = [];
     for (const path of [name, `${name}-journal`, `${name}-wal`]) {
-      const record = (await done(files.get(path))) as { size: number; block: number; next: number } | undefined;
+      const record = (await done(files.get([name, path]))) as { size: number; block: number; next: number } | undefined;
       if (!record) continue;
       const [ck, cv, sk, sv] = await Promise.all([
-        done(chunks.getAllKeys(from(path, 0))),
-        done(chunks.getAll(from(path, 0))),
-        done(segments.getAllKeys(from(path, 0))),
-        done(segments.getAll(from(path, 0))),
+        done(chunks.getAllKeys(from(name, path, 0))),
+        done(chunks.getAll(from(name, path, 0))),
+        done(segments.getAllKeys(from(name, path, 0))),
+        done(segments.getAll(from(name, path, 0))),
       ]);
-      const second = (k: IDBValidKey) => (k as [string, number])[1];
+      const second = (k: IDBValidKey) => (k as [string, string, number])[2];
       loaded.push({
         path,
         ...record,
@@ -173,12 +176,13 @@ export class IdbFiles {
   store(s: Sync): void {
     const tx = this.#begin();
     const segments = tx.objectStore('segments');
-    for (const [seg, blob] of s.segments) this.#putSegment(segments, blob, [s.path, seg]);
-    for (const seg of s.dead) segments.delete([s.path, seg]);
+    const name = this.#name;
+    for (const [seg, blob] of s.segments) this.#putSegment(segments, blob, [name, s.path, seg]);
+    for (const seg of s.dead) segments.delete([name, s.path, seg]);
     const chunks = tx.objectStore('chunks');
-    for (const [n, words] of s.chunks) chunks.put(words, [s.path, n]);
-    chunks.delete(from(s.path, s.chunkCount));
-    tx.objectStore('files').put({ size: s.size, block: s.block, next: s.next }, s.path);
+    for (const [n, words] of s.chunks) chunks.put(words, [name, s.path, n]);
+    chunks.delete(from(name, s.path, s.chunkCount));
+    tx.objectStore('files').put({ size: s.size, block: s.block, next: s.next }, [name, s.path]);
   }
 
   /** Puts a segment's Blob, or its bytes where IndexedDB refuses Blobs (see the top). */
@@ -189,9 +193,9 @@ export class IdbFiles {
   /** Starts the transaction that deletes the file at `path` (the core calls it from xDelete). */
   delete(path: string): void {
     const tx = this.#begin();
-    tx.objectStore('files').delete(path);
-    tx.objectStore('chunks').delete(from(path, 0));
-    tx.objectStore('segments').delete(from(path, 0));
+    tx.objectStore('files').delete([this.#name, path]);
+    tx.objectStore('chunks').delete(from(this.#name, path, 0));
+    tx.objectStore('segments').delete(from(this.#name, path, 0));
   }
 
   /**
