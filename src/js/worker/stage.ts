@@ -200,8 +200,11 @@ export class StageSpace {
       s.file = file;
       return access;
     } catch (err) {
-      // WebKit's OPFS has directories and files but no sync access handles.
-      if ((err as Error).name !== 'NotSupportedError') throw err;
+      // WebKit's OPFS has directories and files but no sync access handles
+      // (NotSupportedError, or InvalidStateError once one was refused). A
+      // full disk is the caller's answer; anything else, temp space in
+      // Blobs serves as well.
+      if ((err as Error).name === 'QuotaExceededError') throw err;
       this.#opfs = false;
       await dir.removeEntry(file.name).catch(() => {});
       return blobFile();
