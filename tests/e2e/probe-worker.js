@@ -4,6 +4,10 @@
 // the real one to worker-real.js), so the package carries no test hooks.
 // The harness prepends `const PROBE_OPTIONS = {...}`:
 //   noOpfs: this worker sees no origin private file system.
+//   opfsFails: (a DOMException name) this worker's getDirectory() rejects
+//           with it, as Safari's can once (UnknownError), transiently.
+//   noSyncHandles: this worker's OPFS has files but no sync access handles,
+//           as WebKitGTK's (createSyncAccessHandle rejects as it does there).
 //   record: log every write, truncate and flush that reaches an OPFS sync
 //           access handle, with its bytes (for the power-loss simulation).
 //
@@ -41,6 +45,14 @@
 import './worker-real.js';
 
 if (PROBE_OPTIONS.noOpfs) delete StorageManager.prototype.getDirectory;
+if (PROBE_OPTIONS.opfsFails) {
+  StorageManager.prototype.getDirectory = () =>
+    Promise.reject(new DOMException('The operation failed for an unknown transient reason', PROBE_OPTIONS.opfsFails));
+}
+if (PROBE_OPTIONS.noSyncHandles) {
+  FileSystemFileHandle.prototype.createSyncAccessHandle = () =>
+    Promise.reject(new DOMException('Backend does not support this operation', 'NotSupportedError'));
+}
 
 let written = 0;
 let read = 0;
