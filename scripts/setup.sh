@@ -3,8 +3,10 @@
 # is safe to run before every `npm test` and `npm run demo`:
 #   - Debian packages: clang + lld (SQLite → wasm32), chromium + chromedriver
 #     (tests, demo, benchmarks), firefox-esr (the e2e tests' second engine),
-#     webkit2gtk-driver + xvfb (the third: WebKitGTK's MiniBrowser, driven
-#     by WebKitWebDriver on a virtual display), procps (pkill, for the crash
+#     webkit2gtk-driver + xvfb (the third: WebKitGTK, driven by
+#     WebKitWebDriver on a virtual display), python3-gi +
+#     gir1.2-webkit2-4.1 (the browser it drives, tests/e2e/webkit-browser.py:
+#     WebKitGTK with a persistent profile), procps (pkill, for the crash
 #     test)
 #   - the Rust wasm32 target
 #   - wasm-bindgen-cli at exactly the version Cargo.lock pins
@@ -31,6 +33,9 @@ has chromedriver || missing+=(chromium-driver)
 has firefox-esr || missing+=(firefox-esr)
 has WebKitWebDriver || missing+=(webkit2gtk-driver)
 has Xvfb || missing+=(xvfb)
+for pkg in python3-gi gir1.2-webkit2-4.1; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing Debian packages: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive

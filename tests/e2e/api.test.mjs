@@ -19,7 +19,7 @@ after(async () => {
 const run = (body, arg) => inPage(h.page, body, arg);
 const onDb = (t, body, opts) => withDb(h.page, dbName(t), body, opts);
 
-test('open() defaults to OPFS for a name: the data outlives close', { opfs: true }, async (t) => {
+test('open() keeps a named database (OPFS, or IndexedDB where there are no sync access handles): the data outlives close', async (t) => {
   const got = await run(async ({ open }, name) => {
     const a = await open(name);
     await a.execute('CREATE TABLE t(x)');
@@ -314,7 +314,7 @@ test('lastInsertRowid is a number inside ±(2^53-1) and a bigint outside', async
   ]);
 });
 
-test('close: later calls reject with RESQ_CLOSED, a second close resolves, earlier calls complete', { opfs: true }, async (t) => {
+test('close: later calls reject with RESQ_CLOSED, a second close resolves, earlier calls complete', async (t) => {
   const got = await run(async ({ open, outcome }, name) => {
     const db = await open(name);
     await db.execute('CREATE TABLE t(x)');
@@ -367,8 +367,8 @@ test('1,000 concurrent calls resolve in call order', async (t) => {
 });
 
 test('calls complete in call order, failures included', async (t) => {
-  const got = await run(async ({ open, scratch }, name) => {
-    const db = await open(name, scratch);
+  const got = await run(async ({ open }, name) => {
+    const db = await open(name);
     const order = [];
     const calls = [];
     const track = (label, p) =>

@@ -6,15 +6,11 @@
 // beside it from the last commit). The one-tab
 // round trips are in backup.test.mjs.
 
-import { before, after } from 'node:test';
-import { opfsTests } from './engines.mjs';
+import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
 import { KIT } from './backup-kit.mjs';
-
-// Every test here needs OPFS (see engines.mjs).
-const test = opfsTests();
 
 let h;
 before(async () => {

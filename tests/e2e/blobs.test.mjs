@@ -185,7 +185,12 @@ test('a trigger copying a streamed value gets the same bytes', async (t) => {
   assert.deepEqual(r, [true, true, 70000, 70000]);
 });
 
-test('bad Blob parameters are refused and leave nothing behind', { opfs: true }, async (t) => {
+test('bad Blob parameters are refused and leave nothing behind', {
+  // The unreadable File is one whose OPFS file was rewritten after it was taken.
+  skip:
+    ENGINE === 'webkit' &&
+    'WebKitGTK has no OPFS writable streams, and its File of a rewritten OPFS file still reads: no unreadable File to pass',
+}, async (t) => {
   const r = await onDb(t, async (db, { outcome }) => {
     await db.execute('CREATE TABLE m(id INTEGER PRIMARY KEY, data BLOB)');
     await db.execute('CREATE TABLE k(id TEXT PRIMARY KEY, data BLOB) WITHOUT ROWID');
@@ -226,9 +231,7 @@ test('bad Blob parameters are refused and leave nothing behind', { opfs: true },
   assert.equal(r.next.ok, true);
 });
 
-test('a 256 MB File streams in with worker wasm memory under 64 MB, and readBlob ranges read it back exactly', {
-  opfs: true,
-}, async (t) => {
+test('a 256 MB File streams in with worker wasm memory under 64 MB, and readBlob ranges read it back exactly', async (t) => {
   // The probe worker reports the wasm instance's memory (the package has no such hook).
   const hp = await start({ isolated: true, probe: {} });
   t.after(() => hp.close());

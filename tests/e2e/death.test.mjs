@@ -11,7 +11,7 @@ import { test } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { SCRATCH, start } from './harness.mjs';
+import { start } from './harness.mjs';
 import { inPage, dbName, keepWorkers } from './util.mjs';
 
 let h;
@@ -24,9 +24,7 @@ after(async () => {
   await hp?.close();
 });
 
-test('a trap in the wasm (an out-of-bounds access) rejects the pending calls with RESQ_WORKER_DIED; later calls go to a new worker, which has every committed row', {
-  opfs: true,
-}, async (t) => {
+test('a trap in the wasm (an out-of-bounds access) rejects the pending calls with RESQ_WORKER_DIED; later calls go to a new worker, which has every committed row', async (t) => {
   const r = await inPage(
     hp.page,
     async ({ open, outcome, probe }, name) => {
@@ -56,7 +54,9 @@ test('a trap in the wasm (an out-of-bounds access) rejects the pending calls wit
   // The trap's own message, in each engine's words for it.
   assert.match(
     r.results[3].error.message,
-    { chromium: /memory access out of bounds/, firefox: /RuntimeError: index out of bounds/ }[hp.engine],
+    { chromium: /memory access out of bounds/, firefox: /RuntimeError: index out of bounds/, webkit: /Out of bounds memory access/ }[
+      hp.engine
+    ],
   );
   // A new worker has the file, and what was committed before the trap.
   assert.deepEqual(r.rows, { ok: true, value: [{ x: 1 }, { x: 2 }, { x: 3 }] });
@@ -81,9 +81,7 @@ test('a memory database whose worker traps is gone: pending and later calls reje
   assert.equal(r.closed.ok, true, 'close() of a dead database resolves');
 });
 
-test('a worker terminated from outside settles every pending call with RESQ_WORKER_DIED; later calls go to a new worker', {
-  opfs: true,
-}, async (t) => {
+test('a worker terminated from outside settles every pending call with RESQ_WORKER_DIED; later calls go to a new worker', async (t) => {
   const page = await h.newPage();
   await keepWorkers(page);
   const r = await inPage(
@@ -121,8 +119,8 @@ test('a worker terminated from outside settles every pending call with RESQ_WORK
 test('a reply that cannot be posted rejects its own call with the reason, and the calls after it still work', async (t) => {
   const r = await inPage(
     hp.page,
-    async ({ open, outcome, probe, scratch }, name) => {
-      const db = await open(name, scratch);
+    async ({ open, outcome, probe }, name) => {
+      const db = await open(name);
       await db.execute('CREATE TABLE t(x)');
       await probe(name, 'failNextReply');
       const failed = outcome(db.query('SELECT 42 AS x'));
@@ -155,12 +153,12 @@ test('a page that enforces Trusted Types gets RESQ_UNSUPPORTED from open(), sayi
   try {
     // Not inPage(): it evaluates its snippet from text, which this page refuses.
     const r = await ht.page.evaluate(
-      async ([name, scratch]) => {
+      async ([name]) => {
         if (typeof trustedTypes === 'undefined') return { enforced: false };
         const { open, ResqError } = await import('resq-wasm');
         let refused;
         try {
-          await open(name, scratch);
+          await open(name);
           refused = { ok: true };
         } catch (e) {
           refused = { ok: false, isResqError: e instanceof ResqError, code: e.code, message: e.message };
@@ -169,13 +167,13 @@ test('a page that enforces Trusted Types gets RESQ_UNSUPPORTED from open(), sayi
         trustedTypes.createPolicy('default', {
           createScriptURL: (url) => (new URL(url).pathname.startsWith('/node_modules/resq-wasm/') ? url : null),
         });
-        const db = await open(name, scratch);
+        const db = await open(name);
         await db.execute('CREATE TABLE t(x); INSERT INTO t VALUES (42)');
         const rows = await db.query('SELECT x FROM t');
         await db.close();
         return { enforced: true, refused, rows };
       },
-      [dbName(t), SCRATCH],
+      [dbName(t)],
     );
     assert.equal(r.enforced, true, `${ht.engine} enforces Trusted Types (every engine this suite runs does)`);
     assert.equal(r.refused.ok, false, 'open() is refused');

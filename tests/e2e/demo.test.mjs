@@ -9,8 +9,7 @@
 // With RESQ_SCREENSHOTS=1 (Chromium), the screenshots the README shows are
 // written to tests/e2e/screenshots/ at 1280 × 800.
 
-import { before, after, beforeEach } from 'node:test';
-import { opfsTests } from './engines.mjs';
+import { before, after, beforeEach, test as nodeTest } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,8 +18,13 @@ import { serve } from '../../scripts/serve.mjs';
 import { ENGINE, installPackedApp, launch, ui } from './harness.mjs';
 import { inPage } from './util.mjs';
 
-// Every test here needs OPFS (see engines.mjs).
-const test = opfsTests();
+// WebKitGTK: not run. Its media backend plays no video and records empty
+// files (docs/API.md, "Safari and WebKit"), and the steps here drive the
+// page through Playwright calls its WebDriver page (webkit.mjs) lacks.
+const WEBKIT =
+  ENGINE === 'webkit' &&
+  'WebKitGTK: its media backend plays and records nothing, and its WebDriver page lacks the Playwright calls these steps use';
+const test = (name, fn) => nodeTest(name, { skip: WEBKIT }, fn);
 
 const repo = resolve(import.meta.dirname, '../..');
 // What a file input says a chosen backup is: Firefox types files by their
@@ -39,18 +43,17 @@ const serveDemo = (port) =>
   });
 
 before(async () => {
+  if (WEBKIT) return;
   ({ app } = installPackedApp());
   server = await serveDemo(0);
   profile = mkdtempSync(join(tmpdir(), 'resq-demo-'));
-  // WebKit runs have no fake devices, nor need them: there the tests check
-  // open()'s refusal instead (see engines.mjs).
-  browser = await launch(profile, { fakeMedia: ENGINE !== 'webkit' });
+  browser = await launch(profile, { fakeMedia: true });
   page = await newPage();
 });
 after(async () => {
   await browser?.close();
   server?.close();
-  rmSync(profile, { recursive: true, force: true });
+  if (profile) rmSync(profile, { recursive: true, force: true });
   if (app) rmSync(app, { recursive: true, force: true });
 });
 

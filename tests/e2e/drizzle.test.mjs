@@ -59,7 +59,7 @@ const withDrizzle = (t, body, arg = null) =>
       const postsRelations = orm.relations(posts, ({ one }) => ({
         writer: one(users, { fields: [posts.author], references: [users.id] }),
       }));
-      const database = await api.open(name, api.scratch);
+      const database = await api.open(name);
       try {
         const db = drizzle(database, { schema: { users, posts, usersRelations, postsRelations } });
         await database.execute(`

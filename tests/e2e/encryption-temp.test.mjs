@@ -12,7 +12,7 @@ import { start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
 import { MARKER, rawScan } from './plaintext.mjs';
 
-// Every test here needs OPFS (see engines.mjs).
+// OPFS for every test here unless it says `opfs: false` (see engines.mjs).
 const test = opfsTests({ key: 'a passphrase' });
 
 let h;
@@ -63,7 +63,7 @@ test('a staged value of an encrypted database spills sealed: no plaintext in its
   assert.ok(plain.same);
 });
 
-test("an encrypted export imports with its key into another encrypted database, under that one's key", async (t) => {
+test("an encrypted export imports with its key into another encrypted database, under that one's key", { opfs: false }, async (t) => {
   const from = dbName(t, 'from.db');
   const into = dbName(t, 'into.db');
   const other = dbName(t, 'other.db');

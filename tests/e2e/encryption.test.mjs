@@ -12,7 +12,7 @@ import { start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
 import { MARKER, rawScan, workerScan } from './plaintext.mjs';
 
-// Every test here needs OPFS (see engines.mjs).
+// OPFS for every test here unless it says `opfs: false` (see engines.mjs).
 const test = opfsTests({ key: 'a passphrase' });
 
 let h;
@@ -148,7 +148,7 @@ test('mid-transaction, the WAL and the pages already written hold none of the pl
   assert.equal(got.rows, 500, 'the transaction rolled back');
 });
 
-test('a wrong key, a missing key and a key for a plain database are RESQ_BAD_KEY, and nothing changes', async (t) => {
+test('a wrong key, a missing key and a key for a plain database are RESQ_BAD_KEY, and nothing changes', { opfs: false }, async (t) => {
   const secret = dbName(t, 'secret.db');
   const plainName = dbName(t, 'plain.db');
   const got = await inPage(
@@ -221,7 +221,9 @@ test('a wrong key, a missing key and a key for a plain database are RESQ_BAD_KEY
   }
 });
 
-test('a following tab proves the key: with it, its calls run; with a wrong one or none, RESQ_BAD_KEY and nothing of it runs', async (t) => {
+test('a following tab proves the key: with it, its calls run; with a wrong one or none, RESQ_BAD_KEY and nothing of it runs', {
+  opfs: false,
+}, async (t) => {
   const name = dbName(t);
   const other = await h.newPage();
   try {
@@ -262,7 +264,7 @@ test('a following tab proves the key: with it, its calls run; with a wrong one o
   }
 });
 
-test('an encrypted database keeps 8192-byte pages, and a plain one with smaller pages is not encrypted', async (t) => {
+test('an encrypted database keeps 8192-byte pages, and a plain one with smaller pages is not encrypted', { opfs: false }, async (t) => {
   const name = dbName(t);
   const small = dbName(t, 'small.db');
   const got = await inPage(

@@ -1,20 +1,22 @@
 // What a test needs of its engine, and what it checks where the engine
-// lacks it. One thing varies today: OPFS. WebKitGTK's MiniBrowser (the e2e
-// layer's third engine) cannot give a worker a sync access handle, nor, in
-// its automation sessions, the OPFS root, so no database opens there with
-// `storage: 'opfs'`; memory databases, workers and the page API work.
+// lacks it. One thing varies today: OPFS sync access handles. WebKitGTK
+// (the e2e layer's third engine) has OPFS directories and files but cannot
+// give a worker a sync access handle, so a file name opens in IndexedDB
+// there (the default storage), and `storage: 'opfs'` is refused.
 //
 //   import { test } from './engines.mjs';
 //   test('an OPFS thing', { opfs: true }, async (t) => { … });
-//   const test = opfsTests();           // every test of this file needs OPFS
+//   const test = opfsTests();           // every test of this file needs OPFS,
+//   test('a stored thing', { opfs: false }, …);   // but this one
 //
 // A test with `opfs` (true, or the open() options it uses, such as a key)
-// runs as written where there is OPFS. Where there is none it checks what a
-// user of that browser meets instead: open() of an OPFS database is refused
-// with RESQ_UNSUPPORTED naming the browser's reason, within 20 s, and the
-// page opens a memory database right after. Other tests run everywhere;
-// harness.mjs's `SCRATCH` is the storage of their databases (util.mjs's
-// withDb uses it).
+// looks at OPFS itself: its pool files, its temp files, the writes that
+// reach its sync access handles. It runs as written where there is OPFS.
+// Where there is none it checks what a user of that browser meets instead:
+// open() with `storage: 'opfs'` is refused with RESQ_UNSUPPORTED naming the
+// browser's reason, within 20 s, and the page opens a memory database right
+// after. Every other test runs everywhere, its file names in the engine's
+// default storage.
 
 import { test as nodeTest, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -37,14 +39,14 @@ async function refusesOpfs(t, options) {
       const next = await outcome(open(':memory:').then(async (db) => (await db.query('SELECT 1 AS one'))[0].one));
       return { refused, next };
     },
-    { name: dbName(t), options: options === true ? {} : options },
+    { name: dbName(t), options: { ...(options === true ? {} : options), storage: 'opfs' } },
   );
   assert.notEqual(r.refused.hung, true, 'open() of an OPFS database settles within 20 s');
   assert.equal(r.refused.ok, false, 'open() of an OPFS database is refused');
   assert.equal(r.refused.error.isResqError, true);
   assert.equal(r.refused.error.code, 'RESQ_UNSUPPORTED', r.refused.error.message);
   // The browser's own reason: the DOMException's name and message.
-  assert.match(r.refused.error.message, /OPFS.*\b[A-Z][a-z]+Error\b: \S/);
+  assert.match(r.refused.error.message, /OPFS.*\b[A-Z]\w*Error\b: \S/);
   assert.deepEqual(r.next, { ok: true, value: 1 }, 'a memory database opens on the same page after');
 }
 
@@ -53,7 +55,7 @@ export function test(name, options, fn) {
   if (typeof options === 'function') return nodeTest(name, options);
   const { opfs, ...rest } = options;
   if (!opfs || !NO_OPFS) return nodeTest(name, rest, fn);
-  return nodeTest(`${name} [${ENGINE}: no OPFS, so open() is refused]`, rest, (t) => refusesOpfs(t, opfs));
+  return nodeTest(`${name} [${ENGINE}: no OPFS sync access handles, so storage: 'opfs' is refused]`, rest, (t) => refusesOpfs(t, opfs));
 }
 
 /** A test() whose tests all need OPFS: `opfs` (true or open() options) unless a test says otherwise. */

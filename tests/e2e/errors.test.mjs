@@ -34,14 +34,14 @@ function check(t, call) {
   return inPage(
     h.page,
     async (api, { name, setup, call }) => {
-      const { open, describe, scratch } = api;
+      const { open, describe } = api;
       const snapshot = async (db) =>
         JSON.stringify({
           t: await db.query('SELECT * FROM t ORDER BY id'),
           child: await db.query('SELECT * FROM child'),
           schema: await db.query('SELECT type, name FROM sqlite_schema ORDER BY name'),
         });
-      let db = await open(name, scratch);
+      let db = await open(name);
       await db.execute(setup);
       const before = await snapshot(db);
       let error = null;
@@ -55,15 +55,10 @@ function check(t, call) {
       // Usable: a transaction can begin (none was left open) and commits.
       await db.transaction((tx) => tx.execute("INSERT INTO t(a, b) VALUES ('next', 2)"));
       const rows = async () => (await db.query('SELECT a FROM t ORDER BY id')).map((r) => r.a);
-      // A memory database (WebKit's scratch) is gone at close: its rows are
-      // read before; an OPFS database's after a reopen.
-      let stored = scratch.storage === 'memory' ? await rows() : null;
       await db.close();
-      if (!stored) {
-        db = await open(name, scratch);
-        stored = await rows();
-        await db.close();
-      }
+      db = await open(name);
+      const stored = await rows();
+      await db.close();
       return { error, value, unchanged, rowsAfterReopen: stored };
     },
     { name: dbName(t), setup: SETUP, call },

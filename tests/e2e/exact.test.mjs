@@ -146,7 +146,7 @@ test('above the stream limit, SQL sees the documented 32-byte placeholder during
 });
 
 test('a blobStream whose value is replaced or deleted between pulls delivers it whole from its snapshot (OPFS) or fails with SQLITE_ABORT (memory, or begun in a transaction that rolls back), never a mix', async (t) => {
-  const r = await withDb(h.page, dbName(t), async (db, { scratch }) => {
+  const r = await withDb(h.page, dbName(t), async (db) => {
     const MB = 1 << 20;
     await db.execute('CREATE TABLE v(id INTEGER PRIMARY KEY, data BLOB)');
     for (const b of [1, 2, 3, 4]) await db.execute('INSERT INTO v(data) VALUES (?)', [new Uint8Array(3 * MB).fill(b)]);
@@ -179,8 +179,8 @@ test('a blobStream whose value is replaced or deleted between pulls delivers it 
       rolledBack: await drainAcross('BEGIN', 'ROLLBACK'),
       rolledBackTo: await drainAcross('SAVEPOINT s', 'ROLLBACK TO s; RELEASE s'),
       after: await db.query('SELECT id, hex(substr(data, 1, 1)) AS h FROM v ORDER BY id'),
-      // OPFS databases are in WAL mode, and their streams read snapshots.
-      snapshots: scratch.storage !== 'memory',
+      // Stored databases are in WAL mode, and their streams read snapshots.
+      snapshots: db.storage !== 'memory',
     };
   });
   if (r.snapshots) {
@@ -229,11 +229,11 @@ test('transaction callbacks read media through tx (readBlob, blobStream, blobFil
 });
 
 test('names that would be a memory database under OPFS are refused: :memory: with storage opfs, file: URIs', async () => {
-  const r = await inPage(h.page, async ({ open, outcome, scratch }) => ({
+  const r = await inPage(h.page, async ({ open, outcome }) => ({
     memoryOpfs: await outcome(open(':memory:', { storage: 'opfs' })),
     uri: await outcome(open('file:x?mode=memory')),
     uriMemory: await outcome(open('file:y.db', { storage: 'memory' })),
-    after: await outcome(open('plain.db', scratch).then(async (db) => (await db.query('SELECT 1 AS x'), db.close()))),
+    after: await outcome(open('plain.db').then(async (db) => (await db.query('SELECT 1 AS x'), db.close()))),
   }));
   for (const k of ['memoryOpfs', 'uri', 'uriMemory']) {
     assert.equal(r[k].ok, false, k);
@@ -300,9 +300,9 @@ test('in a Firefox private window, where OPFS is refused, open() of a file name 
 test('a staged blob belongs to the database that staged it: another database refuses it', async (t) => {
   const r = await inPage(
     h.page,
-    async ({ open, outcome, scratch }, [a, b]) => {
-      const one = await open(a, scratch);
-      const two = await open(b, scratch);
+    async ({ open, outcome }, [a, b]) => {
+      const one = await open(a);
+      const two = await open(b);
       await two.execute('CREATE TABLE t(data BLOB)');
       const mine = await two.stageBlob();
       await mine.append(new Uint8Array([1]));

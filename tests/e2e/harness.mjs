@@ -28,15 +28,20 @@ const repo = resolve(import.meta.dirname, '../..');
 export const ENGINE = process.env.RESQ_ENGINE || 'chromium';
 if (!['chromium', 'firefox', 'webkit'].includes(ENGINE)) throw new Error(`RESQ_ENGINE must be chromium, firefox or webkit, not ${ENGINE}`);
 
-/** Why this run's engine cannot hold an OPFS database (see engines.mjs), or null. */
-export const NO_OPFS = ENGINE === 'webkit' ? "WebKitGTK's OPFS cannot open a sync access handle in a worker" : null;
-
 /**
- * open() options for a database whose test is not about storage: none (so
- * OPFS, the default users get) where OPFS works, `{ storage: 'memory' }`
- * where it does not.
+ * RESQ_NO_SYNC_HANDLES=1: every worker of the run is the probe worker with
+ * `noSyncHandles`, so Chromium and Firefox have OPFS without sync access
+ * handles, as WebKitGTK does, and file names open in IndexedDB.
  */
-export const SCRATCH = NO_OPFS ? { storage: 'memory' } : {};
+const NO_SYNC_HANDLES = Boolean(process.env.RESQ_NO_SYNC_HANDLES);
+
+/** Why this run's engine cannot hold an OPFS database (see engines.mjs), or null: its file names open in IndexedDB. */
+export const NO_OPFS =
+  ENGINE === 'webkit'
+    ? "WebKitGTK's OPFS cannot open a sync access handle in a worker"
+    : NO_SYNC_HANDLES
+      ? 'RESQ_NO_SYNC_HANDLES: the workers have no OPFS sync access handles'
+      : null;
 
 export const CHROMIUM_ARGS = [
   '--headless=new',
@@ -274,7 +279,7 @@ export async function launch(
   }
   if (engine === 'webkit') {
     if (privateWindow || quota !== null || fakeMedia) throw new Error('privateWindow, quota and fakeMedia are not for WebKit runs');
-    return launchWebKit();
+    return launchWebKit(profile);
   }
   const { default: puppeteer } = await import('puppeteer-core');
   const browser = await puppeteer.launch({
@@ -353,6 +358,7 @@ export async function start({
   headers = {},
 } = {}) {
   const { app, tarball } = installPackedApp({ peers });
+  if (NO_SYNC_HANDLES) probe = { ...probe, noSyncHandles: true };
   if (probe) installProbe(app, probe);
   const server = await serve(app, 0, { isolated, headers });
   const profile = mkdtempSync(join(tmpdir(), 'resq-profile-'));

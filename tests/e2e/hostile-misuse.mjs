@@ -267,7 +267,7 @@ export const OPEN_NAMES = [
         await photos.close();
       }
     },
-    { want: [{ x: 1 }], opfs: true },
+    { want: [{ x: 1 }] },
   ),
   row('a storage option that is a number', BAD, (db, api) => api.open('storage-42.db', { storage: 42 }), { message: /storage/ }),
   row('a file: URI name', BAD, (db, api) => api.open('file:x.db?mode=memory'), { message: /URI/ }),

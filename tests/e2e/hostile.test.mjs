@@ -57,14 +57,14 @@ const HELPERS = (api, state) => {
     insNamed: (v) => state.db.execute('INSERT INTO canary(name, n, data) VALUES (:name, :n, :data)', v),
     /** Another database, closed when the row ends. */
     other: async (suffix, options) => {
-      const db = await api.open(`${state.name}-${suffix}`, { ...api.scratch, ...options });
+      const db = await api.open(`${state.name}-${suffix}`, options);
       others.push(db);
       return db;
     },
     closeOthers: () => Promise.all(others.map((db) => db.close().catch(() => {}))),
     /** Opens the row's database again; the canary is then checked there. */
     reopen: async () => {
-      state.db = await api.open(state.name, api.scratch);
+      state.db = await api.open(state.name);
       return state.db;
     },
     /** Reads a stream to its end; its error rejects. */
@@ -176,7 +176,7 @@ function runRow(t, row) {
         const digest = await crypto.subtle.digest('SHA-256', await new Blob(parts).arrayBuffer());
         return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
       };
-      const state = { name, db: await api.open(name, api.scratch), worker: window.workers.at(-1) };
+      const state = { name, db: await api.open(name), worker: window.workers.at(-1) };
       await state.db.execute(setup);
       const before = await checksum(state.db);
       const c = (0, eval)(`(${helpers})`)(api, state);
@@ -216,9 +216,9 @@ const TABLE = [
   ['open', OPEN_NAMES],
 ];
 
-// Rows that need OPFS: those marked, the closed calls (the canary is read
-// after a reopen) and the damaged files (made in the OPFS pool).
-const NEEDS_OPFS = new Set(['closed', 'file']);
+// Rows that need OPFS: those marked, and the damaged files (made in the
+// OPFS pool).
+const NEEDS_OPFS = new Set(['file']);
 
 for (const [group, rows] of TABLE) {
   for (const r of rows) {
@@ -261,8 +261,8 @@ test('100 MB of SQL is refused before it reaches wasm memory: the worker grows b
   const name = dbName(t);
   const r = await inPage(
     hp.page,
-    async ({ open, outcome, probe, scratch }, name) => {
-      const db = await open(name, scratch);
+    async ({ open, outcome, probe }, name) => {
+      const db = await open(name);
       await db.query('SELECT 1');
       const before = await probe(name, 'memory');
       const refused = await outcome(db.query(`SELECT length('${'x'.repeat(100 << 20)}') AS n`));

@@ -15,15 +15,14 @@
 //     older snapshot);
 //   - an export, imported, holds the same total and passes integrity_check.
 // `RESQ_ISOLATION_OPS` sets the operations in all (npm test: 1,200; npm run
-// stress: 100,000). OPFS only: memory databases run one call at a time.
+// stress: 100,000). Stored databases only (OPFS, or IndexedDB where there
+// is none): memory databases run one call at a time.
 
-import { before, after } from 'node:test';
-import { opfsTests } from './engines.mjs';
+import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
 
-const test = opfsTests();
 const OPS = Number(process.env.RESQ_ISOLATION_OPS ?? 1200);
 const SEED = Number(process.env.RESQ_ISOLATION_SEED ?? 20261202);
 

@@ -37,7 +37,7 @@ const withKysely = (t, body, arg = null) =>
     async (api, { name, src, arg }) => {
       const { Kysely, sql } = await import('kysely');
       const { ResqDialect } = await import('resq-wasm/kysely');
-      const database = await api.open(name, api.scratch);
+      const database = await api.open(name);
       const db = new Kysely({ dialect: new ResqDialect({ database }) });
       try {
         return await (0, eval)(`(${src})`)({ ...api, db, database, sql, Kysely, ResqDialect }, arg);
@@ -299,7 +299,6 @@ test('Migrator: two migrations run; a failing one leaves nothing behind, not eve
 
 test('Migrator: two runs at once on two shares of one database (as two tabs) apply each migration once', {
   ...HANGS,
-  opfs: true,
 }, async (t) => {
   const got = await inPage(
     h.page,
@@ -399,11 +398,11 @@ test('errors are ResqErrors with their codes; a failed call changes nothing and 
 test('database as a function: opened when Kysely first needs it; destroy() closes it', async (t) => {
   const got = await inPage(
     h.page,
-    async ({ open, outcome, scratch }, name) => {
+    async ({ open, outcome }, name) => {
       const { Kysely, sql } = await import('kysely');
       const { ResqDialect } = await import('resq-wasm/kysely');
       let opened = null;
-      const db = new Kysely({ dialect: new ResqDialect({ database: async () => (opened = await open(name, scratch)) }) });
+      const db = new Kysely({ dialect: new ResqDialect({ database: async () => (opened = await open(name)) }) });
       const before = opened;
       const { rows } = await sql`select 6 * 7 as answer`.execute(db);
       await db.destroy();

@@ -1,14 +1,10 @@
 // OPFS persistence through the packed package: data outlives close, a page
 // reload and a new tab; one database name is held by one open() at a time.
 
-import { before, after } from 'node:test';
-import { opfsTests } from './engines.mjs';
+import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
-
-// Every test here needs OPFS (see engines.mjs).
-const test = opfsTests();
 
 let h;
 before(async () => {

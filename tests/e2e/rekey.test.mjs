@@ -10,7 +10,7 @@ import { start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
 import { MARKER, rawScan, workerScan } from './plaintext.mjs';
 
-// Every test here needs OPFS (see engines.mjs).
+// OPFS for every test here unless it says `opfs: false` (see engines.mjs).
 const test = opfsTests({ key: 'a passphrase' });
 
 let h;
@@ -21,7 +21,7 @@ after(async () => {
   await h?.close();
 });
 
-test('rekey changes the key of an encrypted database, passphrase or raw', async (t) => {
+test('rekey changes the key of an encrypted database, passphrase or raw', { opfs: false }, async (t) => {
   const name = dbName(t);
   const got = await inPage(
     h.page,
@@ -75,7 +75,7 @@ test('rekey changes the key of an encrypted database, passphrase or raw', async 
   assert.equal(got.stillEncrypted, 0);
 });
 
-test('after rekey in one tab, the other tab gets RESQ_BAD_KEY and opens it again with the new key', async (t) => {
+test('after rekey in one tab, the other tab gets RESQ_BAD_KEY and opens it again with the new key', { opfs: false }, async (t) => {
   const name = dbName(t);
   const other = await h.newPage();
   try {
@@ -303,7 +303,7 @@ test('rekey(key) encrypts a plain database from the tab that leads, and the othe
   }
 });
 
-test('rekey(key) of a plain database from a following tab is RESQ_UNSUPPORTED, and nothing changes', async (t) => {
+test('rekey(key) of a plain database from a following tab is RESQ_UNSUPPORTED, and nothing changes', { opfs: false }, async (t) => {
   const name = dbName(t);
   const other = await h.newPage();
   try {
@@ -339,7 +339,7 @@ test('rekey(key) of a plain database from a following tab is RESQ_UNSUPPORTED, a
   }
 });
 
-test('after rekey(null), rekey(key) encrypts it again in the same worker', async (t) => {
+test('after rekey(null), rekey(key) encrypts it again in the same worker', { opfs: false }, async (t) => {
   const name = dbName(t);
   const got = await inPage(
     h.page,

@@ -6,15 +6,14 @@
 // its own write sees that write. Writes from every session still run one
 // at a time.
 
-import { before, after } from 'node:test';
-import { opfsTests } from './engines.mjs';
+import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
 
-// Every test here needs OPFS (see engines.mjs): memory databases have one
-// connection, and their reads wait for the writer.
-const test = opfsTests();
+// Every test here opens a stored database (OPFS, or IndexedDB where there
+// is none): memory databases have one connection, and their reads wait
+// for the writer.
 
 let h;
 before(async () => {

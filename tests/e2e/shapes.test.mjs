@@ -118,7 +118,7 @@ test('Kysely and Drizzle insert a streamed File with returning(id); returning th
       const { ResqDialect } = await import('resq-wasm/kysely');
       const { drizzle } = await import('resq-wasm/drizzle');
       const { sqliteTable, integer, text, customType } = await import('drizzle-orm/sqlite-core');
-      const database = await api.open(name, api.scratch);
+      const database = await api.open(name);
       const k = new Kysely({ dialect: new ResqDialect({ database }) });
       try {
         await k.schema

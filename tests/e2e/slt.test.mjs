@@ -154,8 +154,8 @@ for (const file of files) {
     const records = parse(readFileSync(resolve(dir, file), 'utf8').replace(/\r\n/g, '\n'));
     const results = await inPage(
       h.page,
-      async ({ open, scratch }, { name, records }) => {
-        const db = await open(name, scratch);
+      async ({ open }, { name, records }) => {
+        const db = await open(name);
         const out = [];
         try {
           for (const r of records) {

@@ -6,14 +6,14 @@
 // and its chunks answer while another session's write holds the writer.
 
 import { before, after } from 'node:test';
-import { opfsTests } from './engines.mjs';
+import { test } from './engines.mjs';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
 
-// Every test here needs OPFS (see engines.mjs): a memory database has no
-// WAL, so no readers, and its streams read on its one connection.
-const test = opfsTests();
+// Every test here opens a stored database (OPFS, or IndexedDB where there
+// is none): a memory database has no WAL, so no readers, and its streams
+// read on its one connection. One looks at OPFS's files (see engines.mjs).
 
 let h;
 before(async () => {
@@ -241,7 +241,9 @@ test('a readBlob far into a value sees the last commit: after a commit, beside a
   assert.deepEqual(got.seen, [v1, v2, v2, v3, v4, v4]);
 });
 
-test("a paused blobStream's snapshot is let go once 128 MiB of WAL are behind it, and the stream still ends whole", async (t) => {
+test("a paused blobStream's snapshot is let go once 128 MiB of WAL are behind it, and the stream still ends whole", {
+  opfs: true,
+}, async (t) => {
   const got = await inPage(
     h.page,
     async ({ open, probe, mediaFile, sha }, { name }) => {

@@ -129,9 +129,7 @@ test("a store keeps the bytes it was made with: changed bytes are another store 
   assert.deepEqual(r.buffer, { another: true, rows: [[{ v: 'four!' }], [{ v: 'seven!' }]] });
 });
 
-test("a store reads through a session of its own: during its Database's open transaction it shows the last commit at once, then the commit", {
-  opfs: true,
-}, async (t) => {
+test("a store reads through a session of its own: during its Database's open transaction it shows the last commit at once, then the commit", async (t) => {
   const r = await withDb(
     h.page,
     dbName(t),

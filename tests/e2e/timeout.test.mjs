@@ -5,14 +5,10 @@
 // out. And a following tab that opens and closes leaves nothing behind in
 // the leader's worker; a batch of many Files is read in bounded parts.
 
-import { before, after } from 'node:test';
-import { opfsTests } from './engines.mjs';
+import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName, openIn } from './util.mjs';
-
-// Every test here needs OPFS (see engines.mjs), unless it says otherwise.
-const test = opfsTests();
 
 let h;
 before(async () => {
@@ -108,14 +104,12 @@ test("a transaction begun with execute('BEGIN') that keeps another tab waiting i
   await Promise.all([a.close(), b.close()]);
 });
 
-test('a db call awaited inside transaction() (a same-page deadlock) ends with RESQ_TIMEOUT, then runs; the database works on', {
-  opfs: false,
-}, async (t) => {
+test('a db call awaited inside transaction() (a same-page deadlock) ends with RESQ_TIMEOUT, then runs; the database works on', async (t) => {
   const name = dbName(t);
   const got = await inPage(
     h.page,
-    async ({ open, outcome, scratch }, name) => {
-      const db = await open(name, { ...scratch, transactionTimeout: 400 });
+    async ({ open, outcome }, name) => {
+      const db = await open(name, { transactionTimeout: 400 });
       await db.execute('CREATE TABLE t(v TEXT)');
       let inner;
       let next;
@@ -189,14 +183,12 @@ test('200 open/close cycles in a following tab leave the leader holding none of 
   await Promise.all([a.close(), b.close()]);
 });
 
-test('executeBatch of 100 Files of 3 MB reads them in bounded parts, in one transaction, every byte in place', {
-  opfs: false,
-}, async (t) => {
+test('executeBatch of 100 Files of 3 MB reads them in bounded parts, in one transaction, every byte in place', async (t) => {
   const name = dbName(t);
   const got = await inPage(
     h.page,
-    async ({ open, probe, scratch }, name) => {
-      const db = await open(name, scratch);
+    async ({ open, probe }, name) => {
+      const db = await open(name);
       await db.execute('CREATE TABLE f(n INTEGER PRIMARY KEY, data BLOB)');
       // One 64 MB buffer; the Files are 3 MB windows of it (no 300 MB of copies in the page).
       const big = new Uint8Array(64 << 20);
@@ -225,14 +217,12 @@ test('executeBatch of 100 Files of 3 MB reads them in bounded parts, in one tran
   t.diagnostic(`most bytes of Files read at once: ${(got.peak / 2 ** 20).toFixed(1)} MB of 300 MB`);
 });
 
-test('executeBatch in parts that fails in its third part: the error names the set in the whole batch, nothing is stored or seen changed, and the next call works', {
-  opfs: false,
-}, async (t) => {
+test('executeBatch in parts that fails in its third part: the error names the set in the whole batch, nothing is stored or seen changed, and the next call works', async (t) => {
   const name = dbName(t);
   const got = await inPage(
     h.page,
-    async ({ open, outcome, probe, scratch }, name) => {
-      const db = await open(name, scratch);
+    async ({ open, outcome, probe }, name) => {
+      const db = await open(name);
       await db.execute('CREATE TABLE f(n INTEGER PRIMARY KEY, data BLOB)');
       const counts = [];
       const stop = db.watch('SELECT count(*) AS n FROM f', [], (rows) => counts.push(rows[0].n));

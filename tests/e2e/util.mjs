@@ -7,8 +7,6 @@
 // The snippet is sent as source text, so it can use only its arguments: the
 // package's exports plus the helpers below, and `arg` (JSON-able).
 
-import { SCRATCH } from './harness.mjs';
-
 /**
  * Runs `body(api, arg)` in the page, where `api` is the package's exports plus
  * `plain` (a value → JSON-able, see below), `outcome` (a promise →
@@ -17,12 +15,11 @@ import { SCRATCH } from './harness.mjs';
  * media `mediaFile(size, seed, head?)` (a `File` of `size` known bytes,
  * `(i * 7 + seed) & 255`, its first bytes `head` if given) and `sha(x)` (the
  * SHA-256 hex of a `Blob`, buffer or view), `seeded(seed)` (a seeded random
- * number function, [0, 1)), and `scratch`, the engine's SCRATCH open()
- * options (see harness.mjs).
+ * number function, [0, 1)).
  */
 export function inPage(page, body, arg = null) {
   return page.evaluate(
-    async ([src, arg, scratch]) => {
+    async ([src, arg]) => {
       const lib = await import('resq-wasm');
       // Tags what JSON cannot carry: bigint, -0, bytes. Rows and arrays recurse.
       const plain = (v) => {
@@ -89,15 +86,14 @@ export function inPage(page, body, arg = null) {
         };
       };
       const fn = (0, eval)(`(${src})`);
-      return fn({ ...lib, plain, describe, outcome, probe, mediaFile, sha, seeded, scratch }, arg);
+      return fn({ ...lib, plain, describe, outcome, probe, mediaFile, sha, seeded }, arg);
     },
-    [body.toString(), arg, SCRATCH],
+    [body.toString(), arg],
   );
 }
 
 /**
- * Opens `name` (with `options`, in the engine's SCRATCH storage unless they
- * name one: see harness.mjs), runs `body(db, api, arg)` and closes the
+ * Opens `name` (with `options`), runs `body(db, api, arg)` and closes the
  * database whatever happens.
  */
 export function withDb(page, name, body, { options, arg = null } = {}) {
@@ -111,7 +107,7 @@ export function withDb(page, name, body, { options, arg = null } = {}) {
         await db.close();
       }
     },
-    { name, options: { ...SCRATCH, ...options }, src: body.toString(), arg },
+    { name, options, src: body.toString(), arg },
   );
 }
 

@@ -30,9 +30,9 @@ const until = async (cond, ms = 5000) => {
 test('watch: rows now, then after each commit that changes them; not for rollbacks, other tables or unchanged results', async (t) => {
   const r = await inPage(
     h.page,
-    async ({ open, scratch }, { name, until }) => {
+    async ({ open }, { name, until }) => {
       until = (0, eval)(`(${until})`);
-      const db = await open(name, scratch);
+      const db = await open(name);
       await db.execute('CREATE TABLE a(id INTEGER PRIMARY KEY, v); CREATE TABLE b(x); CREATE VIEW av AS SELECT v FROM a');
       const seen = [];
       const viaView = [];
@@ -75,9 +75,9 @@ test('watch: rows now, then after each commit that changes them; not for rollbac
 test('watchBytes gives the JSON bytes; the iterator form yields the newest rows; identical watches each get every result', async (t) => {
   const r = await inPage(
     h.page,
-    async ({ open, scratch }, { name, until }) => {
+    async ({ open }, { name, until }) => {
       until = (0, eval)(`(${until})`);
-      const db = await open(name, scratch);
+      const db = await open(name);
       await db.execute('CREATE TABLE t(v)');
       const texts = [];
       const twins = [[], []];
@@ -115,9 +115,9 @@ test('watch bad input: invalid SQL, a write, two statements and a Blob parameter
   const before = h.errors.length;
   const r = await inPage(
     h.page,
-    async ({ open, outcome, scratch }, { name, until }) => {
+    async ({ open, outcome }, { name, until }) => {
       until = (0, eval)(`(${until})`);
-      const db = await open(name, scratch);
+      const db = await open(name);
       await db.execute('CREATE TABLE t(v)');
       const refused = {};
       for (const [k, sql, params] of [
@@ -186,9 +186,9 @@ test('watch bad input: invalid SQL, a write, two statements and a Blob parameter
 test('identical watches share one query: a commit re-runs it once for all of them, and a query on another table not at all', async (t) => {
   const r = await inPage(
     hp.page,
-    async ({ open, probe, scratch }, { name, until }) => {
+    async ({ open, probe }, { name, until }) => {
       until = (0, eval)(`(${until})`);
-      const db = await open(name, scratch);
+      const db = await open(name);
       await db.execute('CREATE TABLE t(v); CREATE TABLE u(v)');
       const got = [[], [], []];
       const subs = [

@@ -6,15 +6,18 @@
 //
 // WebDriver runs one command at a time per session, and acts on the current
 // window: each page is a window of the one session, and a page's command
-// switches to its window first, under a lock. So two pages' `evaluate()`
-// calls take turns; no test that needs two pages at once runs here (those
-// need OPFS, which WebKitGTK cannot give a database: see engines.mjs).
+// switches to its window first, under a lock. An `evaluate()` starts its
+// function and polls for the result, so two pages' calls run at once, as
+// two tabs do.
 
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
 
-const MINIBROWSER = process.env.MINIBROWSER ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
-// The web platform features the package uses that MiniBrowser has but does
+// The browser the driver starts: WebKitGTK with a persistent profile
+// (webkit-browser.py; MiniBrowser's automation sessions are private).
+const BROWSER = fileURLToPath(new URL('./webkit-browser.py', import.meta.url));
+// The web platform features the package uses that WebKitGTK has but does
 // not turn on by itself (navigator.storage, OPFS, its access handles).
 const FEATURES = '--features=+StorageAPI,+StorageAPIEstimate,+FileSystem,+AccessHandle,+FileSystemWritableStream';
 
@@ -80,15 +83,19 @@ class Session {
   }
   /** A window for a new page: the spare one, or a new one. */
   async openWindow() {
-    const handle = this.spare ?? (await this.command(null, 'POST', '/window/new', { type: 'window' })).handle;
+    const handle = this.spare ?? (await this.newWindow());
     this.spare = null;
     this.windows.add(handle);
     return handle;
   }
+  /** A new window's handle, opened from window `from` (WebDriver refuses to open one from a closed current window). */
+  async newWindow(from = this.window ?? this.spare ?? [...this.windows][0]) {
+    return (await this.command(from, 'POST', '/window/new', { type: 'window' })).handle;
+  }
   /** Closes window `handle`; a session with no window would end, so the last one is replaced by a spare first. */
   async closeWindow(handle) {
     if (!this.windows.delete(handle)) return;
-    if (this.windows.size === 0 && !this.spare) this.spare = (await this.command(null, 'POST', '/window/new', { type: 'window' })).handle;
+    if (this.windows.size === 0 && !this.spare) this.spare = await this.newWindow(handle);
     await this.command(handle, 'DELETE', '/window');
     this.window = null;
   }
@@ -116,19 +123,35 @@ class Session {
   }
 }
 
-// Runs the page function of evaluate() on its argument and reports
-// { value } or { error } as JSON text: WebDriver's own serialization of an
-// object does not keep the order of its keys. `undefined` travels as
-// UNDEFINED, so a key whose value is undefined stays, as in Playwright. The
-// function's source is part of the script (not eval'd in the page), so a
-// page's Content-Security-Policy cannot stop it.
+// Starts the page function of evaluate() on its argument, in slot `id` of
+// the page's resqEvals, which holds { value } or { error } as JSON text once
+// it settles: WebDriver's own serialization of an object does not keep the
+// order of its keys. `undefined` travels as UNDEFINED, so a key whose value
+// is undefined stays, as in Playwright. The function's source is part of
+// the script (not eval'd in the page), so a page's
+// Content-Security-Policy cannot stop it. The script returns at once, and
+// the slot is polled: WebDriver runs one command at a time per session, so
+// waiting in /execute/async would hold every other window's commands (two
+// tabs that wait for each other would never finish).
 const UNDEFINED = '\u0000resq:undefined';
-const evaluateScript = (src) => `const arg = arguments[0], done = arguments[arguments.length - 1];
+const startScript = (src) => `const [arg, id] = arguments;
 const json = (reply) => JSON.stringify(reply, (k, v) => (v === undefined ? ${JSON.stringify(UNDEFINED)} : v));
+const slots = (window.resqEvals ??= {});
+slots[id] = null;
 Promise.resolve().then(() => (${src})(arg)).then(
-  (value) => done(json({ value })),
-  (e) => done(json({ error: e instanceof Error ? e.name + ': ' + e.message : String(e) })),
+  (value) => { slots[id] = json({ value }); },
+  (e) => { slots[id] = json({ error: e instanceof Error ? e.name + ': ' + e.message : String(e) }); },
 );`;
+// The slot's JSON and frees it; null while it runs; MISSING if the page has
+// no such slot (it navigated or reloaded meanwhile).
+const MISSING = '\u0000resq:missing';
+const pollScript = `const [id] = arguments;
+const slots = window.resqEvals;
+if (!slots || !(id in slots)) return ${JSON.stringify(MISSING)};
+const reply = slots[id];
+if (reply !== null) delete slots[id];
+return reply;`;
+let evaluations = 0;
 
 /** `value` parsed from the page, with UNDEFINED turned back into undefined. */
 function revive(value) {
@@ -162,7 +185,15 @@ export class WebKitPage {
     return this.session.command(this.handle, method, path, body);
   }
   async evaluate(fn, arg) {
-    const reply = JSON.parse(await this.command('POST', '/execute/async', { script: evaluateScript(fn.toString()), args: [arg ?? null] }));
+    const id = ++evaluations;
+    await this.command('POST', '/execute/sync', { script: startScript(fn.toString()), args: [arg ?? null, id] });
+    let text = null;
+    for (let wait = 1; text === null; wait = Math.min(wait * 2, 20)) {
+      await new Promise((r) => setTimeout(r, wait));
+      text = await this.command('POST', '/execute/sync', { script: pollScript, args: [id] });
+    }
+    if (text === MISSING) throw new Error('Execution context was destroyed: the page navigated while evaluate() ran');
+    const reply = JSON.parse(text);
     await this.drainErrors();
     if ('error' in reply) throw new Error(reply.error);
     return revive(reply.value);
@@ -202,7 +233,7 @@ export class WebKitPage {
  * ephemeral) under its own Xvfb and WebKitWebDriver. Returns
  * { context, newPage, kill, close } as launch() in harness.mjs does.
  */
-export async function launchWebKit() {
+export async function launchWebKit(profile) {
   const xvfb = await startXvfb();
   const port = await freePort();
   const driver = spawn('WebKitWebDriver', [`--port=${port}`], {
@@ -234,7 +265,7 @@ export async function launchWebKit() {
       body: JSON.stringify({
         capabilities: {
           alwaysMatch: {
-            'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation', FEATURES] },
+            'webkitgtk:browserOptions': { binary: BROWSER, args: ['--automation', `--data-dir=${profile}`, FEATURES] },
             // Playwright has no time limit on evaluate(); a test's own timeout applies instead.
             timeouts: { script: null },
           },
