@@ -171,20 +171,32 @@ test('a watch hears of a commit while a long write queued behind it runs; a watc
       });
       await new Promise((r) => setTimeout(r, 100)); // its first run
       // While a first write holds the writer, the note and then another
-      // session's 64 MB File INSERT queue behind it: once the note commits,
-      // the INSERT runs next, with no idle turn between them.
+      // session's transaction queue behind it: once the note commits, the
+      // transaction runs next, with no idle turn between them. It stores a
+      // 64 MB File and stays open until both watches have answered (or 10 s
+      // have passed, so a watch that waits for it shows in the order rather
+      // than as a hang).
       const held = first.execute("INSERT INTO media(name, data) VALUES ('first', ?)", [new File([new Uint8Array(16 << 20)], 'a.bin')]);
       const note = app.execute("INSERT INTO media(name) VALUES ('note')");
+      let release;
+      const gate = new Promise((r) => (release = r));
       const file = new File([new Uint8Array(64 << 20).fill(7)], 'clip.bin');
-      const clip = other.execute("INSERT INTO media(name, data) VALUES ('clip', ?)", [file]).then(() => order.push('the File INSERT'));
+      const clip = other
+        .transaction(async (tx) => {
+          await tx.execute("INSERT INTO media(name, data) VALUES ('clip', ?)", [file]);
+          await gate;
+        })
+        .then(() => order.push('the File INSERT'));
       await Promise.all([held, note]);
-      // A watch begun while the INSERT runs answers at once too.
+      // A watch begun while the transaction runs answers at once too.
       let answer;
       const answered = new Promise((r) => (answer = r));
       const stop2 = gallery.watch('SELECT count(*) AS n FROM media', [], () => {
         order.push('a new watch answered');
         answer();
       });
+      await Promise.race([Promise.all([seen, answered]), new Promise((r) => setTimeout(r, 10_000))]);
+      release();
       await Promise.all([clip, seen, answered]);
       stop();
       stop2();
