@@ -22,7 +22,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { start } from './harness.mjs';
-import { inPage } from './util.mjs';
+import { record } from './powerloss-workload.mjs';
+import { sqlite3mc } from './powerloss-kit.mjs';
 
 // Every test here needs OPFS (see engines.mjs).
 const test = opfsTests();
@@ -38,82 +39,6 @@ before(async () => {
 after(async () => {
   await h?.close();
 });
-
-/** Runs the workload in the page; returns the record and each transaction's row count. */
-async function record(name, seed, pageSize, key) {
-  return inPage(
-    h.page,
-    async ({ open, probe }, { name, seed, pageSize, key }) => {
-      let x = seed;
-      const rand = () => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
-      const hex = async (b) =>
-        Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (v) => v.toString(16).padStart(2, '0')).join('');
-      const bytes = (n) => Uint8Array.from({ length: n }, () => (rand() * 256) | 0);
-      const db = await open(name, key ? { key } : {});
-      await db.execute(`PRAGMA page_size = ${pageSize}`);
-      await db.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, tx INTEGER, k INTEGER, sum TEXT, data BLOB)');
-      await probe(name, 'mark', 0);
-      const txs = {};
-      for (let tx = 1; tx <= 40; tx++) {
-        const rows = 1 + ((rand() * 3) | 0);
-        const values = [];
-        for (let k = 0; k < rows; k++) {
-          // 1 KB to 64 KB, log-uniform: small rows, overflow chains, some spanning pages.
-          const data = bytes(Math.round(1024 * 64 ** rand()));
-          values.push([tx, k, await hex(data), data]);
-        }
-        const insert = 'INSERT INTO t(tx, k, sum, data) VALUES (?, ?, ?, ?)';
-        if (tx === 25) {
-          // A File above the stream limit: placeholder, resize, chunked
-          // writes. 9 MB of new pages, past the file's end, is more than a
-          // checkpoint waits for (8 MiB: src/worker/journal.rs), so the
-          // call that stores it is followed by a copy in slices.
-          const data = bytes(9 << 20);
-          await db.execute(insert, [tx, 0, await hex(data), new File([data], 'clip.bin')]);
-          txs[tx] = 1;
-          await probe(name, 'mark', tx);
-          continue;
-        }
-        if (rows === 1) await db.execute(insert, values[0]);
-        else if (tx % 2) await db.executeBatch(insert, values);
-        else
-          await db.transaction(async (t) => {
-            for (const v of values) await t.execute(insert, v);
-          });
-        // An export midway checkpoints the WAL into the database file and
-        // empties it, so the workload's later commits write the WAL over
-        // from its start.
-        if (tx === 30) await new Response(db.export()).arrayBuffer();
-        // A pause midway: the worker's idle checkpoint copies the WAL into
-        // the database file in slices (src/worker/backfill.rs), and the
-        // next commit writes the WAL over from its start.
-        if (tx === 20) await new Promise((r) => setTimeout(r, 1000));
-        // Deletes and updates too, so pages are freed and reused.
-        if (tx % 7 === 0) await db.execute('UPDATE t SET data = data WHERE tx = ?', [tx - 3]);
-        txs[tx] = rows;
-        await probe(name, 'mark', tx);
-      }
-      const log = await probe(name, 'log');
-      await db.close();
-      const b64 = (u8) => {
-        let s = '';
-        for (let i = 0; i < u8.length; i += 0x8000) s += String.fromCharCode(...u8.subarray(i, i + 0x8000));
-        return btoa(s);
-      };
-      return { txs, log: log.map((e) => (e[0] === 'w' ? [e[0], e[1], e[2], b64(e[3])] : e)) };
-    },
-    { name, seed, pageSize, key },
-  );
-}
-
-/** The native SQLite3MC the encrypted images are checked with (built once). */
-let cipherLibrary;
-const sqlite3mc = () =>
-  (cipherLibrary ??= (() => {
-    const r = spawnSync('bash', [resolve(import.meta.dirname, '../powerloss/sqlite3mc.sh')], { encoding: 'utf8' });
-    assert.equal(r.status, 0, r.stderr);
-    return r.stdout.trim();
-  })());
 
 function images(rec, db, key, extra = []) {
   const dir = mkdtempSync(join(tmpdir(), 'resq-powerloss-'));
@@ -140,7 +65,7 @@ for (const [pageSize, key] of PAGE_SIZES.flatMap((p) => [[p, null], ...(p === 81
   const what = key ? ', encrypted' : '';
   test(`power loss at ${IMAGES} random points of a recorded workload, ${pageSize}-byte pages${what}: every acknowledged transaction survives whole, none is partial, integrity ok`, async (t) => {
     const name = `powerloss-${pageSize}${key ? '-encrypted' : ''}.db`;
-    const rec = await record(name, 12345, pageSize, key);
+    const rec = await record(h.page, name, 12345, { pageSize, key });
     const r = images(rec, name, key);
     t.diagnostic(
       `page size ${pageSize}${what}: images ${r.images}, log entries ${r.entries}, failures ${r.failures}, commits ${r.commits}, flushes per commit: median ${r.flushesPerCommit}, range ${r.flushesPerCommitRange}`,

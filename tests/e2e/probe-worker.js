@@ -10,6 +10,9 @@
 //           as WebKitGTK's (createSyncAccessHandle rejects as it does there).
 //   record: log every write, truncate and flush that reaches an OPFS sync
 //           access handle, with its bytes (for the power-loss simulation).
+//   recordIdb: log every readwrite IndexedDB transaction of the package's
+//           store that completes, with its puts and deletes in the order
+//           they were made (the power-loss simulation of IndexedDB storage).
 //
 // Probes, asked with { probe, worker: <the worker's name>, id }:
 //   memory         the wasm instance's memory in bytes
@@ -105,6 +108,43 @@ if (SyncHandle) {
   SyncHandle.prototype.flush = function () {
     const r = timed('flushes', 'flushMs', () => flush.call(this));
     if (PROBE_OPTIONS.record) log.push(['f', handle(this)]);
+    return r;
+  };
+}
+
+/**
+ * With `recordIdb`: ['x', ops] for each readwrite transaction on the
+ * package's IndexedDB database that completed, in the order they completed
+ * (IndexedDB's order of commits), each op [store, 'put', key, value] or
+ * [store, 'delete', key or { lower, upper }]. Values are copies (a Blob is
+ * immutable: kept as it is). A transaction that aborts is not in the record:
+ * none of it was stored.
+ */
+if (PROBE_OPTIONS.recordIdb) {
+  const ops = new WeakMap();
+  const { transaction } = IDBDatabase.prototype;
+  IDBDatabase.prototype.transaction = function (stores, mode, options) {
+    const tx = transaction.call(this, stores, mode, options);
+    if (mode === 'readwrite' && this.name === 'resq-wasm') {
+      const list = [];
+      ops.set(tx, list);
+      // Registered before the package's own oncomplete, so the record has
+      // the transaction before the call it made durable is answered.
+      tx.addEventListener('complete', () => log.push(['x', list]));
+    }
+    return tx;
+  };
+  const copy = (v) => (v instanceof Blob ? v : structuredClone(v));
+  const { put, delete: remove } = IDBObjectStore.prototype;
+  IDBObjectStore.prototype.put = function (value, key) {
+    const r = put.call(this, value, key);
+    ops.get(this.transaction)?.push([this.name, 'put', key, copy(value)]);
+    return r;
+  };
+  IDBObjectStore.prototype.delete = function (key) {
+    const r = remove.call(this, key);
+    const k = key instanceof IDBKeyRange ? { lower: key.lower, upper: key.upper } : key;
+    ops.get(this.transaction)?.push([this.name, 'delete', k]);
     return r;
   };
 }

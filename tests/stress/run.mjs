@@ -3,6 +3,8 @@
 // The same test files run in `npm test` in reduced form; here environment
 // variables make them long:
 //   power loss   RESQ_POWERLOSS_IMAGES   (images of one recorded workload)
+//   power loss,  RESQ_POWERLOSS_IDB_RUNS (workloads recorded, each cut at
+//   IndexedDB                             every point)
 //   kill trials  RESQ_KILL_TRIALS
 //   model check  RESQ_MODEL_OPS          (per storage: OPFS and memory)
 //   isolation    RESQ_ISOLATION_OPS      (in all, over four sessions in two tabs)
@@ -27,6 +29,8 @@ const SUITES = {
     file: 'tests/e2e/powerloss.test.mjs',
     env: { RESQ_POWERLOSS_IMAGES: '10000', RESQ_POWERLOSS_PAGE_SIZES: '4096,8192,65536' },
   },
+  // Cut at every point: about 58 images a workload, so 175 workloads.
+  'powerloss-idb': { file: 'tests/e2e/powerloss-idb.test.mjs', env: { RESQ_POWERLOSS_IDB_RUNS: '175' } },
   quota: { file: 'tests/e2e/quota.test.mjs', env: {} },
   soak: { file: 'tests/e2e/soak.test.mjs', env: { RESQ_SOAK_OPS: '20000' } },
   kill: { file: 'tests/e2e/kill.test.mjs', env: { RESQ_KILL_TRIALS: '300' } },
