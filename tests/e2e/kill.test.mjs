@@ -9,15 +9,16 @@
 // is opened again:
 // every acknowledged row is there with its bytes' hash right, integrity_check
 // is ok, and no temp space is left over. `RESQ_KILL_TRIALS` sets the count
-// (npm test: a reduced run; npm run stress: 300).
+// (npm test: a reduced run; npm run stress: 300). The same trials run on
+// IndexedDB storage too.
 
-import { before, after } from 'node:test';
+import { before, after, test as nodeTest } from 'node:test';
 import { opfsTests } from './engines.mjs';
 import assert from 'node:assert/strict';
-import { start } from './harness.mjs';
+import { ENGINE, start } from './harness.mjs';
 import { inPage, keepWorkers } from './util.mjs';
 
-// Every test here needs OPFS (see engines.mjs).
+// The OPFS trials need OPFS (see engines.mjs).
 const test = opfsTests();
 
 const TRIALS = Number(process.env.RESQ_KILL_TRIALS ?? 12);
@@ -31,10 +32,10 @@ after(async () => {
 });
 
 /** Starts the workload in `page`; acknowledged rows are reported to `acked`. */
-async function workload(page, name, seed, killAfter, crash, key) {
+async function workload(page, name, seed, killAfter, crash, options) {
   return inPage(
     page,
-    async ({ open, seeded }, { name, seed, killAfter, crash, key }) => {
+    async ({ open, seeded }, { name, seed, killAfter, crash, options }) => {
       const rand = seeded(seed);
       const hex = async (b) =>
         Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (v) => v.toString(16).padStart(2, '0')).join('');
@@ -43,10 +44,10 @@ async function workload(page, name, seed, killAfter, crash, key) {
         for (let i = 0; i < n; i += 65536) crypto.getRandomValues(b.subarray(i, Math.min(n, i + 65536)));
         return b;
       };
-      const db = await open(name, key ? { key } : {});
+      const db = await open(name, options);
       await db.execute('CREATE TABLE IF NOT EXISTS k(id TEXT PRIMARY KEY, sum TEXT, data BLOB)');
-      const reader = await open(name, key ? { key } : {});
-      const other = await open(name, key ? { key } : {});
+      const reader = await open(name, options);
+      const other = await open(name, options);
       // The last rows this page had acknowledged, with their bytes.
       const done = [];
       let n = 0;
@@ -150,19 +151,30 @@ async function workload(page, name, seed, killAfter, crash, key) {
       await Promise.all([loop, reads, writes]);
       return 'terminated';
     },
-    { name, seed, killAfter, crash, key },
+    { name, seed, killAfter, crash, options },
   );
 }
 
-// The same trials on a plain database and on an encrypted one.
+// The same trials on a plain database and on an encrypted one, in OPFS;
+// and both again in IndexedDB (`storage: 'idb'`), where a commit is
+// acknowledged once its IndexedDB transaction completed. WebKitGTK has no
+// way to crash a renderer through WebDriver, and its databases are in
+// IndexedDB already: the IndexedDB trials run in Chromium and Firefox.
 for (const key of [null, 'kill trials key']) {
   const what = key ? ', on an encrypted database' : '';
   test(`kill trials${what}: ${TRIALS} workers stopped or renderers crashed mid-write; every acknowledged row survives, integrity ok, no temp space left`, (t) =>
-    killTrials(t, key));
+    killTrials(t, key ? { key } : {}, key ? 'kill-trials-encrypted.db' : 'kill-trials.db'));
+}
+for (const key of [null, 'kill trials key']) {
+  const what = key ? ', encrypted' : '';
+  nodeTest(
+    `kill trials in IndexedDB${what}: ${TRIALS} workers stopped or renderers crashed mid-write; every acknowledged row survives, integrity ok`,
+    { skip: ENGINE === 'webkit' && 'WebKitGTK: no renderer crash through WebDriver' },
+    (t) => killTrials(t, { ...(key ? { key } : {}), storage: 'idb' }, `kill-trials-idb${key ? '-encrypted' : ''}.db`),
+  );
 }
 
-async function killTrials(t, key) {
-  const name = key ? 'kill-trials-encrypted.db' : 'kill-trials.db';
+async function killTrials(t, options, name) {
   const acked = new Map(); // id → hash, for rows not yet checked and pruned
   let ackedTotal = 0;
   const reopenMs = { terminate: [], crash: [] }; // by how the trial killed
@@ -191,7 +203,7 @@ async function killTrials(t, key) {
   const check = async (page, trial) => {
     const r = await inPage(
       page,
-      async ({ open }, { name, ids, key }) => {
+      async ({ open }, { name, ids, options }) => {
         const hex = async (b) =>
           Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (v) => v.toString(16).padStart(2, '0')).join('');
         // After terminate() this page's own link has already begun to
@@ -199,7 +211,7 @@ async function killTrials(t, key) {
         // page is new: timed from open().
         const killed = window.resqKilled;
         const t0 = killed?.at ?? performance.now();
-        const db = await open(name, key ? { key } : {});
+        const db = await open(name, options);
         await db.query('SELECT 1');
         const reopenMs = performance.now() - t0;
         const present = new Map();
@@ -231,7 +243,7 @@ async function killTrials(t, key) {
           pruned,
         };
       },
-      { name, ids: [...acked], key },
+      { name, ids: [...acked], options },
     );
     totals.lost += r.lost.length;
     totals.mismatches += r.mismatches;
@@ -246,7 +258,7 @@ async function killTrials(t, key) {
   for (let trial = 0; trial < TRIALS; trial++) {
     const crash = trial % 4 === 3;
     const killAfter = 30 + ((trial * 7919) % 400);
-    await workload(page, name, trial + 1, killAfter, crash, key).catch((e) => {
+    await workload(page, name, trial + 1, killAfter, crash, options).catch((e) => {
       if (!crash) throw e;
     });
     totals.trials += 1;
