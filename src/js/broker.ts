@@ -8,9 +8,12 @@
 //
 // A leader is forgotten when it resigns, or when the Web Lock its worker
 // holds for its lifetime is freed (the tab closed or crashed): followers
-// waiting for a leader stay queued until the next one registers.
+// waiting for a leader stay queued until the next one registers. What it
+// knows is lost if the browser starts it again (WebKitGTK does when the tab
+// that started it closes): it says so as it starts (BROKER_CHANNEL), and
+// answers pings, so tabs find out and tell it again (election.ts).
 
-import type { BrokerRequest } from './protocol.js';
+import { BROKER_CHANNEL, type BrokerRequest } from './protocol.js';
 
 interface SharedScope {
   onconnect: ((e: MessageEvent) => void) | null;
@@ -31,6 +34,7 @@ const waiting = new Map<string, { port: MessagePort; lock: string; reply: Messag
   tab.onmessage = ({ data, ports }: MessageEvent<BrokerRequest>) => {
     if (data?.kind === 'lead') lead(data.name, { port: tab, lock: data.lock });
     else if (data?.kind === 'resign') forget(data.name, data.lock);
+    else if (data?.kind === 'ping') tab.postMessage({ kind: 'pong' });
     else if (data?.kind === 'connect' && ports[0]) {
       const list = waiting.get(data.name) ?? [];
       list.push({ port: ports[0], lock: data.lock, reply: tab });
@@ -39,6 +43,9 @@ const waiting = new Map<string, { port: MessagePort; lock: string; reply: Messag
     }
   };
 };
+
+// Started, perhaps again: leaders register (again), followers ask again.
+new BroadcastChannel(BROKER_CHANNEL).postMessage({ kind: 'started' });
 
 function lead(name: string, leader: Leader): void {
   leaders.set(name, leader);

@@ -15,6 +15,7 @@ import { type Client, startWorker } from './client.js';
 import { ResqError } from './errors.js';
 import { answerChallenge } from './keyproof.js';
 import {
+  BROKER_CHANNEL,
   ENCRYPTED_WORKER_NAME,
   WORKER_NAME,
   type BrokerReply,
@@ -55,6 +56,13 @@ const CLOSE_GRACE_MS = 250;
 /** Between asking the broker again after a leader that went (it may not have heard yet). */
 const RETRY_MS = 20;
 
+/**
+ * While a tab waits for the broker to name a leader, it pings the broker
+ * this often; a broker that did not answer the ping before is taken for
+ * gone, and the tab connects again (see BROKER_CHANNEL in protocol.ts).
+ */
+const PING_MS = 1000;
+
 const uuid = () => crypto.randomUUID?.() ?? `${Date.now()}-${Math.random()}`;
 
 export class Election {
@@ -88,7 +96,14 @@ export class Election {
   #down = false;
   // Following.
   #broker: MessagePort | null = null;
-  #onLeader: ((lock: string) => void) | null = null;
+  /** Hears of a broker that started, perhaps again (BROKER_CHANNEL). */
+  #brokerNews: BroadcastChannel | null = null;
+  /** The lifetime lock this tab registered with the broker as the leader's, while it leads. */
+  #registered: string | null = null;
+  /** Whether the broker said anything since the last ping. */
+  #heard = true;
+  /** Takes the broker's answer to this tab's follow (null: ask again). */
+  #onLeader: ((lock: string | null) => void) | null = null;
   /** A request for a port is out (one at a time). */
   #following = false;
   #tabLock = `resq-wasm-tab:${uuid()}`;
@@ -119,11 +134,11 @@ export class Election {
         .catch(() => held());
     });
     if (typeof SharedWorker === 'function') {
-      const broker = startWorker(
-        () => new SharedWorker(new URL('./broker.js', import.meta.url), { type: 'module', name: 'resq-wasm broker' }),
-      );
-      this.#broker = broker.port;
-      broker.port.onmessage = (e: MessageEvent<BrokerReply>) => this.#fromBroker(e.data, e.ports[0]);
+      this.#connectBroker();
+      if (typeof BroadcastChannel === 'function') {
+        this.#brokerNews = new BroadcastChannel(BROKER_CHANNEL);
+        this.#brokerNews.onmessage = () => this.#brokerStarted();
+      }
     }
     // Page Lifecycle: `pagehide`/`pageshow` on the window, `freeze`/`resume`
     // on the document (absent in a worker that opens a database).
@@ -143,6 +158,11 @@ export class Election {
     this.#candidacy?.abort();
     this.#endLead?.();
     this.#broker?.close();
+    this.#brokerNews?.close();
+    // A follow waiting for the broker's answer ends.
+    const asked = this.#onLeader;
+    this.#onLeader = null;
+    asked?.(null);
     removeEventListener('pagehide', this.#stepDown);
     removeEventListener('pageshow', this.#stepUp);
     globalThis.document?.removeEventListener('freeze', this.#stepDown);
@@ -281,6 +301,7 @@ export class Election {
     // its calls still unanswered come here (see link.ts's #connect).
     this.#own = client;
     this.#seat.connect(client);
+    this.#registered = lock;
     this.#tell({ kind: 'lead', name: this.#opts.name, lock });
     await end;
     // The lead is over: the worker stops, the lock goes to the next tab.
@@ -288,6 +309,7 @@ export class Election {
     else worker.terminate();
     this.#worker = null;
     this.#endLead = null;
+    this.#registered = null;
     this.#tell({ kind: 'resign', name: this.#opts.name, lock });
     client.die('its worker stopped');
     if (this.#own === client) this.#own = null;
@@ -296,13 +318,21 @@ export class Election {
   /** Follows: a port to the leader's worker, through the broker. */
   async #follow(): Promise<void> {
     // Without SharedWorker this tab can only wait for the lead.
-    if (!this.#broker || this.#following || this.#leading) return;
+    if (!this.#broker || this.#following || this.#leading || this.#closed) return;
     this.#following = true;
     const attempt = ++this.#attempt;
     const { port1, port2 } = new MessageChannel();
-    const leader = new Promise<string>((r) => (this.#onLeader = r));
+    const leader = new Promise<string | null>((r) => (this.#onLeader = r));
     this.#tell({ kind: 'connect', name: this.#opts.name, lock: this.#tabLock }, [port2]);
+    const pings = setInterval(this.#ping, PING_MS);
     const lock = await leader;
+    clearInterval(pings);
+    if (lock === null) {
+      // The broker started again or went: ask the one there is now.
+      port1.close();
+      this.#following = false;
+      return this.#follow();
+    }
     // A live leader's worker says hello first. One that is closing says so
     // instead, and a dead one says nothing: either way this tab waits for
     // that worker's end (its lifetime lock), then asks again.
@@ -372,9 +402,55 @@ export class Election {
     return answer === 'ok';
   }
 
+  /** A port to the broker: the one running, or one the browser starts. */
+  #connectBroker(): void {
+    const broker = startWorker(
+      () => new SharedWorker(new URL('./broker.js', import.meta.url), { type: 'module', name: 'resq-wasm broker' }),
+    );
+    this.#broker?.close();
+    this.#broker = broker.port;
+    this.#heard = true;
+    broker.port.onmessage = (e: MessageEvent<BrokerReply>) => this.#fromBroker(e.data, e.ports[0]);
+    if (this.#registered !== null) this.#tell({ kind: 'lead', name: this.#opts.name, lock: this.#registered });
+  }
+
+  /**
+   * A broker started, perhaps again, knowing no leader: this tab tells it
+   * again what it is waiting for or leading, on a new port (its port to
+   * the broker before may go unanswered).
+   */
+  #brokerStarted(): void {
+    if (this.#closed || (this.#registered === null && this.#onLeader === null)) return;
+    this.#askAgain();
+  }
+
+  /** While this tab waits for the broker's answer: a broker that did not answer the last ping is gone. */
+  #ping = (): void => {
+    if (this.#heard) {
+      this.#heard = false;
+      this.#tell({ kind: 'ping' });
+    } else this.#askAgain();
+  };
+
+  /** Connects to the broker again: a lead is registered again, a follow asks again. */
+  #askAgain(): void {
+    try {
+      this.#connectBroker();
+    } catch {
+      return; // no broker can start now: the follow waits for the lead
+    }
+    const asked = this.#onLeader;
+    this.#onLeader = null;
+    asked?.(null);
+  }
+
   #fromBroker(msg: BrokerReply, port: MessagePort | undefined): void {
-    if (msg.kind === 'leader') this.#onLeader?.(msg.lock);
-    else if (msg.kind === 'follower' && port) {
+    this.#heard = true;
+    if (msg.kind === 'leader') {
+      const answer = this.#onLeader;
+      this.#onLeader = null;
+      answer?.(msg.lock);
+    } else if (msg.kind === 'follower' && port) {
       if (this.#worker) this.#worker.postMessage({ attach: msg.lock }, [port]);
       else port.close();
     }

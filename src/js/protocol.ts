@@ -251,13 +251,26 @@ export interface Attach {
 export type BrokerRequest =
   | { kind: 'lead'; name: string; lock: string }
   | { kind: 'resign'; name: string; lock: string }
-  | { kind: 'connect'; name: string; lock: string };
+  | { kind: 'connect'; name: string; lock: string }
+  | { kind: 'ping' };
 
 /**
  * From the broker: to a leader, a follower's port (`follower`, the port in
  * `ports`); to a follower, whose worker its port went to (`leader`).
  */
-export type BrokerReply = { kind: 'follower'; name: string; lock: string } | { kind: 'leader'; name: string; lock: string };
+export type BrokerReply =
+  | { kind: 'follower'; name: string; lock: string }
+  | { kind: 'leader'; name: string; lock: string }
+  | { kind: 'pong' };
+
+/**
+ * The BroadcastChannel on which a broker that starts says so
+ * (`{ kind: 'started' }`): a broker that started again knows no leader, and
+ * some tabs' ports to the one before may never be answered (WebKitGTK
+ * starts a SharedWorker again when the tab that started it closes). Tabs
+ * that lead register again; tabs waiting to follow ask again.
+ */
+export const BROKER_CHANNEL = 'resq-wasm-broker';
 
 /**
  * What a shared database's calls carry besides their fields, so that a call

@@ -6,14 +6,13 @@
 // or their worker stopped by the probe worker (tests/e2e/probe-worker.js)
 // right after a call committed and before its answer was sent.
 
-import { before, after } from 'node:test';
-import { opfsTests } from './engines.mjs';
+import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
 import { inPage, dbName, openIn } from './util.mjs';
 
-// OPFS for every test here unless it says `opfs: false` (see engines.mjs).
-const test = opfsTests();
+// Every test here runs in each engine's default storage: OPFS, or
+// IndexedDB in WebKitGTK.
 
 let h;
 before(async () => {
@@ -33,9 +32,7 @@ async function tab(name) {
 /** Makes the leader's worker end right after the next call a follower sends it has run. */
 const dieBeforeReply = (page, name) => inPage(page, async ({ probe }, name) => probe(name, 'dieBeforeReply'), name);
 
-test('a follower call whose answer is lost with the leader completes once: execute, executeBatch, a write through query, a transaction commit, and a read', {
-  opfs: false,
-}, async (t) => {
+test('a follower call whose answer is lost with the leader completes once: execute, executeBatch, a write through query, a transaction commit, and a read', async (t) => {
   const name = dbName(t);
   const a = await tab(name);
   const b = await tab(name);
@@ -85,9 +82,7 @@ test('a follower call whose answer is lost with the leader completes once: execu
   await Promise.all([a.close(), b.close()]);
 });
 
-test("the leading tab closes mid-stream of another tab's 300 writes: no call rejects, every row is there once, in order", {
-  opfs: false,
-}, async (t) => {
+test("the leading tab closes mid-stream of another tab's 300 writes: no call rejects, every row is there once, in order", async (t) => {
   const name = dbName(t);
   const a = await tab(name);
   const b = await tab(name);
@@ -117,7 +112,7 @@ test("the leading tab closes mid-stream of another tab's 300 writes: no call rej
   await b.close();
 });
 
-test('five cycles of "the leader closes, the other tab calls at once": every call succeeds', { opfs: false }, async (t) => {
+test('five cycles of "the leader closes, the other tab calls at once": every call succeeds', async (t) => {
   const name = dbName(t);
   let leader = await tab(name);
   await inPage(leader, async () => db.execute('CREATE TABLE c(n INTEGER PRIMARY KEY, cycle INTEGER)'));

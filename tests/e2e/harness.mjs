@@ -411,6 +411,20 @@ export async function start({
       throw new Error('crasher() is for Chromium and Firefox runs');
     },
     /**
+     * Ends the origin's broker (the package's SharedWorker) as a browser
+     * may, with what it knew: Chromium only, by CDP Target.closeTarget.
+     * Tabs' ports to it are never answered after that.
+     */
+    async stopBroker(page) {
+      if (engine !== 'chromium') throw new Error('stopBroker() is for Chromium runs');
+      const cdp = await page.context().newCDPSession(page);
+      const { targetInfos } = await cdp.send('Target.getTargets');
+      const broker = targetInfos.find((t) => t.type === 'shared_worker' && t.title === 'resq-wasm broker');
+      if (!broker) throw new Error('no broker is running');
+      await cdp.send('Target.closeTarget', { targetId: broker.targetId });
+      await cdp.detach();
+    },
+    /**
      * The page's JS heap in bytes after a full GC, as { measure(), release() }:
      * through CDP in Chromium. Firefox lets nothing outside chrome code
      * collect or read a page's JS heap, nor does WebDriver (WebKit), so there measure() gives null.
