@@ -2,12 +2,15 @@
 // storage: 'idb' })` keeps the database in IndexedDB, in every engine
 // (WebKitGTK too, whose workers have no OPFS sync access handles). Its data
 // outlives close, a reload without close and a new tab; a large value goes
-// in and out whole; another tab shares the database through the leader.
+// in and out whole; another tab shares the database through the leader;
+// export() and importDatabase() move a database between OPFS and
+// IndexedDB, both ways.
 
 import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NO_OPFS, start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
+import { test as engineTest } from './engines.mjs';
 
 let h;
 before(async () => {
@@ -274,3 +277,45 @@ test('a tab that asks for another storage than the database has in the leading t
   assert.equal(r.asked.code, 'RESQ_UNSUPPORTED', JSON.stringify(r.asked));
   assert.deepEqual(r.plain, { ok: true, storage: 'idb' }, 'without storage, it follows the leading tab');
 });
+
+engineTest(
+  'a database moves from OPFS to IndexedDB and back: export() from one, importDatabase() into the other, every row and byte the same',
+  {
+    opfs: true,
+  },
+  async (t) => {
+    const r = await inPage(
+      h.page,
+      async ({ open, importDatabase, sha }, { names: [a, b, c] }) => {
+        const rows = async (db) => {
+          const list = await db.query('SELECT id, name, length(data) AS n FROM m ORDER BY id');
+          for (const row of list) row.sha = await sha(await db.blobFile('m', 'data', row.id));
+          const [{ integrity_check: ok }] = await db.query('PRAGMA integrity_check');
+          return { list, ok, storage: db.storage };
+        };
+        const src = await open(a, { storage: 'opfs' });
+        await src.execute('CREATE TABLE m(id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
+        const clip = new Uint8Array(6 << 20).map((_, i) => (i * 7 + (i >> 12)) & 255);
+        await src.execute('INSERT INTO m(name, data) VALUES (?, ?), (?, ?)', ['clip', clip, 'note', new Uint8Array([1, 2, 3])]);
+        const before = await rows(src);
+        await importDatabase(b, src.export(), { storage: 'idb' });
+        await src.close();
+        // Opened by name alone: each name is found where it was put.
+        const mid = await open(b);
+        const inIdb = await rows(mid);
+        await importDatabase(c, mid.export(), { storage: 'opfs' });
+        await mid.close();
+        const back = await open(c);
+        const inOpfs = await rows(back);
+        await back.close();
+        return { before, inIdb, inOpfs };
+      },
+      { names: [dbName(t, 'a.db'), dbName(t, 'b.db'), dbName(t, 'c.db')] },
+    );
+    assert.equal(r.before.storage, 'opfs');
+    assert.equal(r.before.list.length, 2);
+    assert.deepEqual({ ...r.inIdb, storage: 'opfs' }, r.before, 'in IndexedDB: the same rows and bytes');
+    assert.equal(r.inIdb.storage, 'idb');
+    assert.deepEqual(r.inOpfs, r.before, 'back in OPFS: the same rows and bytes');
+  },
+);
