@@ -13,6 +13,11 @@
 //! the one transaction that stores it; the call that synced is answered
 //! once that transaction is complete.
 //!
+//! Once a segment is stored, that side swaps its `Blob` for the one
+//! IndexedDB gives back, which the browser reads from its own files: a
+//! segment made in the worker is held in the browser's memory only until
+//! then, so what a database holds in memory does not grow with its size.
+//!
 //! The files are loaded by that side when the database opens: each file's
 //! map and its segments' `Blob`s, never their bytes. One worker owns a database (the
 //! leader's), so nothing else changes them meanwhile, and locks here are
@@ -39,11 +44,28 @@ pub const BLOCK: usize = 8192;
 /// Bytes of writes a file holds in memory before they become a segment.
 pub const SPILL: usize = 4 << 20;
 
+/// A segment's `Blob`, in a JS object (`{ blob }`) the IndexedDB side
+/// updates: once the segment is stored, its `Blob` is IndexedDB's.
+#[derive(Clone)]
+struct Segment(js_sys::Object);
+
+impl Segment {
+    fn new(blob: &Blob) -> Segment {
+        let holder = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&holder, &"blob".into(), blob);
+        Segment(holder)
+    }
+
+    fn blob(&self) -> Blob {
+        js_sys::Reflect::get(&self.0, &"blob".into()).unwrap_or_default().unchecked_into()
+    }
+}
+
 /// One file: its blocks, and the `Blob` of each segment they are in.
 struct File {
     path: String,
     blocks: BlockFile,
-    segs: HashMap<u32, Blob>,
+    segs: HashMap<u32, Segment>,
     next: u32,
     /// Stored in IndexedDB (the database, its journal, its WAL), or a
     /// temporary file in memory only.
@@ -71,11 +93,12 @@ fn blob(bytes: &[u8]) -> std::result::Result<Blob, VfsError> {
 /// Reads bytes of a segment's `Blob` synchronously.
 fn fetch_from<'a>(
     reader: &'a FileReaderSync,
-    segs: &'a HashMap<u32, Blob>,
+    segs: &'a HashMap<u32, Segment>,
 ) -> impl FnMut(u32, u64, &mut [u8]) -> Result<()> + 'a {
     move |seg, at, out| {
         let blob = segs.get(&seg).ok_or_else(|| Error::Unsupported(format!("segment {seg} is missing")))?;
         let part = blob
+            .blob()
             .slice_with_f64_and_f64(at as f64, (at + out.len() as u64) as f64)
             .and_then(|part| reader.read_as_array_buffer(&part))
             .map_err(|e| Error::Unsupported(format!("could not read segment {seg}: {e:?}")))?;
@@ -104,7 +127,7 @@ impl IdbFile {
         let seg = file.next;
         let packed = file.blocks.stage(seg);
         if !packed.is_empty() {
-            file.segs.insert(seg, blob(&packed)?);
+            file.segs.insert(seg, Segment::new(&blob(&packed)?));
             file.next += 1;
         }
         Ok(())
@@ -147,14 +170,14 @@ impl VfsFile for IdbFile {
         let seg = file.next;
         let s = file.blocks.take_sync(seg);
         if !s.packed.is_empty() {
-            file.segs.insert(seg, blob(&s.packed)?);
+            file.segs.insert(seg, Segment::new(&blob(&s.packed)?));
             file.next += 1;
         }
         let missing = |seg: &u32| VfsError::new(VfsErrorCode::IoSync, format!("segment {seg} is missing").into());
         let segments = Array::new();
         for seg in &s.segments {
-            let blob = file.segs.get(seg).ok_or_else(|| missing(seg))?;
-            segments.push(&Array::of2(&(*seg).into(), blob));
+            let segment = file.segs.get(seg).ok_or_else(|| missing(seg))?;
+            segments.push(&Array::of2(&(*seg).into(), &segment.0));
         }
         let chunks: Array =
             s.chunks.iter().map(|(n, words)| Array::of2(&(*n as f64).into(), &Uint32Array::from(&words[..]))).collect();
@@ -325,7 +348,7 @@ impl IdbVfs {
             }
             let chunks: Vec<(u64, Vec<u32>)> =
                 pairs::<Uint32Array>(&f, "chunks").into_iter().map(|(n, w)| (n as u64, w.to_vec())).collect();
-            let segs = pairs::<Blob>(&f, "segments").into_iter().map(|(n, b)| (n as u32, b)).collect();
+            let segs = pairs::<Blob>(&f, "segments").into_iter().map(|(n, b)| (n as u32, Segment::new(&b))).collect();
             let blocks = BlockFile::load(BLOCK, num(&f, "size") as u64, &chunks);
             let file = File { path: path.clone(), blocks, segs, next: num(&f, "next") as u32, stored: true };
             by_path.insert(path, Rc::new(RefCell::new(file)));

@@ -411,6 +411,44 @@ export async function start({
       throw new Error('crasher() is for Chromium and Firefox runs');
     },
     /**
+     * Chromium: collects garbage in `page` and in every dedicated worker
+     * (CDP HeapProfiler.collectGarbage), so what they no longer hold is let go.
+     */
+    async collectGarbage(page) {
+      if (engine !== 'chromium') throw new Error('collectGarbage() is for Chromium runs');
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send('HeapProfiler.collectGarbage');
+      const { targetInfos } = await cdp.send('Target.getTargets');
+      for (const { targetId } of targetInfos.filter((t) => t.type === 'worker')) {
+        const { sessionId } = await cdp.send('Target.attachToTarget', { targetId, flatten: false });
+        const message = JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' });
+        await cdp.send('Target.sendMessageToTarget', { sessionId, message });
+      }
+      await cdp.detach();
+    },
+    /**
+     * Chromium: the browser's Blobs by kind, as chrome://blob-internals
+     * lists them: { [type]: { count, bytes } }. Blobs made from bytes are
+     * 'data'; IndexedDB's are 'readable data handle' (read from its files).
+     */
+    async blobs() {
+      if (engine !== 'chromium') throw new Error('blobs() is for Chromium runs');
+      const p = await browser.newPage();
+      try {
+        await p.goto('chrome://blob-internals');
+        const text = await p.evaluate(() => document.body.innerText);
+        const by = {};
+        for (const [, type, length] of text.matchAll(/Type: ([^\n]+)\n(?:[^\n]*\n)*?Length: ([\d,]+)/g)) {
+          by[type] ??= { count: 0, bytes: 0 };
+          by[type].count += 1;
+          by[type].bytes += Number(length.replaceAll(',', ''));
+        }
+        return by;
+      } finally {
+        await p.close();
+      }
+    },
+    /**
      * Ends the origin's broker (the package's SharedWorker) as a browser
      * may, with what it knew: Chromium only, by CDP Target.closeTarget.
      * Tabs' ports to it are never answered after that.

@@ -18,6 +18,11 @@
 //   sessions (a private window) keep IndexedDB in memory and cannot store
 //   a Blob there.
 //
+// Once a sync's transaction is complete, its segments' Blobs (made in the
+// worker, held in the browser's memory) are swapped for the ones a read of
+// them gives back, which the browser reads from IndexedDB's files: so the
+// memory a database holds does not grow with what was written.
+//
 // A sync is one `readwrite` transaction with `durability: 'strict'`: the
 // new segments, the changed chunks, the file's record, the deletion of
 // what no block uses any more, and the database's `seq`, all or none. The
@@ -45,6 +50,14 @@ export interface LoadedFile {
   segments: [number, Blob][];
 }
 
+/**
+ * A segment as the core holds it: its `Blob`, which {@link IdbFiles.store}
+ * swaps for IndexedDB's once the segment is stored (see the top).
+ */
+export interface Segment {
+  blob: Blob;
+}
+
 /** What one sync of a file stores, as the core gives it (src/worker/idb.rs). */
 export interface Sync {
   path: string;
@@ -53,7 +66,7 @@ export interface Sync {
   next: number;
   chunkCount: number;
   chunks: [number, Uint32Array][];
-  segments: [number, Blob][];
+  segments: [number, Segment][];
   dead: number[];
 }
 
@@ -152,7 +165,8 @@ export class IdbFiles {
     return this.#probed;
   }
 
-  #begin(): IDBTransaction {
+  /** Starts a sync's transaction; `stored` runs once it is complete. */
+  #begin(stored?: () => void): IDBTransaction {
     const tx = this.#idb.transaction(STORES, 'readwrite', { durability: 'strict' });
     const expect = this.#seq++;
     const files = tx.objectStore('files');
@@ -163,7 +177,10 @@ export class IdbFiles {
     };
     files.put({ seq: expect + 1 }, [this.#name]);
     const ended = new Promise<void>((resolve, reject) => {
-      tx.oncomplete = () => resolve();
+      tx.oncomplete = () => {
+        resolve();
+        stored?.();
+      };
       tx.onabort = () => reject(tx.error ?? new DOMException('a sync before this one was not stored', 'AbortError'));
     });
     // Seen, even when an earlier one failed first (no unhandled rejection).
@@ -174,15 +191,31 @@ export class IdbFiles {
 
   /** Starts the transaction that stores a sync (the core calls it from xSync). */
   store(s: Sync): void {
-    const tx = this.#begin();
+    const tx = this.#begin(() => this.#swap(s));
     const segments = tx.objectStore('segments');
     const name = this.#name;
-    for (const [seg, blob] of s.segments) this.#putSegment(segments, blob, [name, s.path, seg]);
+    for (const [seg, held] of s.segments) this.#putSegment(segments, held.blob, [name, s.path, seg]);
     for (const seg of s.dead) segments.delete([name, s.path, seg]);
     const chunks = tx.objectStore('chunks');
     for (const [n, words] of s.chunks) chunks.put(words, [name, s.path, n]);
     chunks.delete(from(name, s.path, s.chunkCount));
     tx.objectStore('files').put({ size: s.size, block: s.block, next: s.next }, [name, s.path]);
+  }
+
+  /**
+   * Swaps the Blobs of a stored sync's segments, made in this worker (and
+   * so held in the browser's memory), for IndexedDB's own, which it reads
+   * from its files. Where IndexedDB keeps bytes, not Blobs, they stay.
+   */
+  #swap(s: Sync): void {
+    if (this.#bytes || s.segments.length === 0) return;
+    const segments = this.#idb.transaction(['segments'], 'readonly').objectStore('segments');
+    for (const [seg, held] of s.segments) {
+      const req = segments.get([this.#name, s.path, seg]);
+      req.onsuccess = () => {
+        if (req.result instanceof Blob && req.result.size === held.blob.size) held.blob = req.result;
+      };
+    }
   }
 
   /** Puts a segment's Blob, or its bytes where IndexedDB refuses Blobs (see the top). */
