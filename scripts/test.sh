@@ -7,8 +7,11 @@
 #      worker in headless Chromium (OPFS)
 #   3. e2e: the packed npm package, imported by a page, in Chromium
 #      (Playwright), then Firefox ESR (Puppeteer, WebDriver BiDi), then
-#      WebKitGTK (WebDriver, tests/e2e/webkit.mjs); each engine's counts are
-#      printed (RESQ_ENGINES=chromium: Chromium only)
+#      WebKitGTK (WebDriver, tests/e2e/webkit.mjs), then Chromium and
+#      Firefox again with IndexedDB storage forced (chromium-idb,
+#      firefox-idb: their workers get no OPFS sync access handles, as
+#      WebKitGTK's); each engine's counts are printed (RESQ_ENGINES=chromium:
+#      Chromium only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,7 +52,9 @@ e2e() {
   local usual=tap
   [ -t 1 ] && usual=spec
   local rc=0
-  RESQ_ENGINE="$1" timeout --kill-after=30s 35m node --test --test-concurrency=1 \
+  local forced=
+  [ "${1%-idb}" != "$1" ] && forced=1
+  RESQ_ENGINE="${1%-idb}" RESQ_NO_SYNC_HANDLES="$forced" timeout --kill-after=30s 35m node --test --test-concurrency=1 \
     --test-reporter="$usual" --test-reporter-destination=stdout \
     --test-reporter=tap --test-reporter-destination="$2" tests/e2e/ || rc=$?
   [ "$rc" = 124 ] && echo "e2e in $1: stopped after 35 minutes (a test hangs)"
@@ -64,10 +69,10 @@ counts() {
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
-# Engines for the e2e layer, all three by default; RESQ_ENGINES=chromium
-# (or "firefox webkit", …) runs those. Each always runs, so one engine's
-# failure does not hide another's result.
-engines="${RESQ_ENGINES:-chromium firefox webkit}"
+# Engines for the e2e layer, all three and the two forced onto IndexedDB by
+# default; RESQ_ENGINES=chromium (or "firefox webkit", …) runs those. Each
+# always runs, so one engine's failure does not hide another's result.
+engines="${RESQ_ENGINES:-chromium firefox webkit chromium-idb firefox-idb}"
 rc=0
 for engine in $engines; do
   echo "== 3/3 e2e: the packed package in $engine"

@@ -43,6 +43,21 @@ export const NO_OPFS =
       ? 'RESQ_NO_SYNC_HANDLES: the workers have no OPFS sync access handles'
       : null;
 
+/**
+ * Why a test of hundreds of MB of page-made Blobs in one transaction
+ * cannot pass in this run, or false: Chromium on IndexedDB (only with
+ * RESQ_NO_SYNC_HANDLES; Chromium always has sync access handles). The
+ * page's Blobs and the transaction's segments, all Blobs made from bytes,
+ * pass Chromium's in-memory Blob limit (about 450 MB here) faster than it
+ * pages them to disk; the transaction fails with SQLITE_IOERR_READ and
+ * stores nothing (docs/API.md, IndexedDB storage). Files picked from disk
+ * are not held in memory (a 1 GiB one was stored in a trial here).
+ */
+export const CHROMIUM_IDB_BLOB_LIMIT =
+  ENGINE === 'chromium' &&
+  NO_SYNC_HANDLES &&
+  'Chromium on IndexedDB: hundreds of MB of page-made Blobs in one transaction pass its in-memory Blob limit';
+
 export const CHROMIUM_ARGS = [
   '--headless=new',
   '--no-sandbox',
