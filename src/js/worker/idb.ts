@@ -118,6 +118,8 @@ export class IdbFiles {
   /** IndexedDB refuses Blobs here: segments are stored as their bytes (see {@link placed}). */
   #bytes = false;
   #probed: Promise<void> | null = null;
+  /** Closed: syncs still completing swap nothing (see {@link #swap}). */
+  #closed = false;
 
   private constructor(idb: IDBDatabase, name: string, seq: number, files: LoadedFile[]) {
     this.#idb = idb;
@@ -208,8 +210,13 @@ export class IdbFiles {
    * from its files. Where IndexedDB keeps bytes, not Blobs, they stay.
    */
   #swap(s: Sync): void {
-    if (this.#bytes || s.segments.length === 0) return;
-    const segments = this.#idb.transaction(['segments'], 'readonly').objectStore('segments');
+    if (this.#bytes || this.#closed || s.segments.length === 0) return;
+    let segments: IDBObjectStore;
+    try {
+      segments = this.#idb.transaction(['segments'], 'readonly').objectStore('segments');
+    } catch {
+      return; // the connection is closing: nothing reads these segments any more
+    }
     for (const [seg, held] of s.segments) {
       const req = segments.get([this.#name, s.path, seg]);
       req.onsuccess = () => {
@@ -247,6 +254,7 @@ export class IdbFiles {
   }
 
   close(): void {
+    this.#closed = true;
     this.#idb.close();
   }
 }
