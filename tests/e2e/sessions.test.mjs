@@ -154,11 +154,18 @@ test('a write through query() from another session still runs on the writer, aft
   ]);
 });
 
-test('a watch hears of a commit while a long write queued behind it runs; a watch begun meanwhile answers', async (t) => {
+test("a watch hears of a commit, and a watch begun while another session's transaction holds the writer answers: neither waits for it", async (t) => {
   const got = await inPage(
     h.page,
     async ({ open }, { name }) => {
-      const [first, app, other, gallery] = [await open(name), await open(name), await open(name), await open(name)];
+      // The transaction below waits for the watches: its session's
+      // transactionTimeout is long enough for a slow, loaded machine.
+      const [first, app, other, gallery] = [
+        await open(name),
+        await open(name),
+        await open(name, { transactionTimeout: 30_000 }),
+        await open(name),
+      ];
       await app.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
       const order = [];
       let heard;
@@ -170,32 +177,33 @@ test('a watch hears of a commit while a long write queued behind it runs; a watc
         }
       });
       await new Promise((r) => setTimeout(r, 100)); // its first run
-      // While a first write holds the writer, the note and then another
-      // session's transaction queue behind it: once the note commits, the
-      // transaction runs next, with no idle turn between them. It stores a
-      // 64 MB File and stays open until both watches have answered (or 10 s
+      await first.execute("INSERT INTO media(name, data) VALUES ('first', zeroblob(16 << 20))");
+      await app.execute("INSERT INTO media(name) VALUES ('note')");
+      // Another session's transaction then holds the writer: it stores a
+      // 64 MB File and stays open until both watches have answered (or 20 s
       // have passed, so a watch that waits for it shows in the order rather
       // than as a hang).
-      const held = first.execute("INSERT INTO media(name, data) VALUES ('first', ?)", [new File([new Uint8Array(16 << 20)], 'a.bin')]);
-      const note = app.execute("INSERT INTO media(name) VALUES ('note')");
       let release;
       const gate = new Promise((r) => (release = r));
+      let inside;
+      const began = new Promise((r) => (inside = r));
       const file = new File([new Uint8Array(64 << 20).fill(7)], 'clip.bin');
       const clip = other
         .transaction(async (tx) => {
           await tx.execute("INSERT INTO media(name, data) VALUES ('clip', ?)", [file]);
+          inside();
           await gate;
         })
         .then(() => order.push('the File INSERT'));
-      await Promise.all([held, note]);
-      // A watch begun while the transaction runs answers at once too.
+      await began;
+      // A watch begun while the transaction holds the writer answers too.
       let answer;
       const answered = new Promise((r) => (answer = r));
       const stop2 = gallery.watch('SELECT count(*) AS n FROM media', [], () => {
         order.push('a new watch answered');
         answer();
       });
-      await Promise.race([Promise.all([seen, answered]), new Promise((r) => setTimeout(r, 10_000))]);
+      await Promise.race([Promise.all([seen, answered]), new Promise((r) => setTimeout(r, 20_000))]);
       release();
       await Promise.all([clip, seen, answered]);
       stop();
