@@ -6,6 +6,8 @@
 // opposite orders. RESQ_BIG_FILE_BYTES sets another size;
 // RESQ_BIG_FILE_ENGINES (comma-separated: /pkg/, /target/variants/<name>/)
 // compares builds of the package in the same passes (benches/variants.sh).
+// RESQ_BIG_FILE_STORAGE=idb stores it with `storage: 'idb'`, beside the
+// same bytes written raw into IndexedDB.
 // Results: benches/results/<time>-big-file.json, and a table on stdout.
 
 import { chromium } from 'playwright-core';
@@ -33,6 +35,7 @@ const path = resolve(work, 'big.bin');
   closeSync(fd);
 }
 const engines = (process.env.RESQ_BIG_FILE_ENGINES ?? '/pkg/').split(',');
+const storage = process.env.RESQ_BIG_FILE_STORAGE;
 const server = await serveWithProbe(root);
 const profile = mkdtempSync(resolve(tmpdir(), 'resq-bench-'));
 const browser = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
@@ -42,9 +45,9 @@ try {
   await page.goto(`${server.url}benches/page/index.html`);
   await page.evaluate(() => document.body.append(Object.assign(document.createElement('input'), { type: 'file' })));
   await page.setInputFiles('input[type=file]', path);
-  const rows = await page.evaluate(async (engines) => (await import('./big-file.js')).run({ engines }), engines, { timeout: 0 });
+  const rows = await page.evaluate(async (args) => (await import('./big-file.js')).run(args), { engines, storage }, { timeout: 0 });
   const fmt = (x) => x.toFixed(x < 10 ? 2 : 0);
-  console.log(`\n### a ${SIZE.toLocaleString('en')}-byte File\n`);
+  console.log(`\n### a ${SIZE.toLocaleString('en')}-byte File, storage ${rows[0].storage}\n`);
   console.log(
     '| workload | engine | pass | ms | MB/s | floor ms | floor MB/s | engine ÷ floor throughput | wasm memory MB | bytes exact |\n|---|---|---|---:|---:|---:|---:|---:|---:|---|',
   );
@@ -55,11 +58,11 @@ try {
   console.log(`\none byte more: ${rows[0].refused}; rows after: ${rows[0].rowsAfter}`);
   const out = resolve(root, 'benches/results');
   mkdirSync(out, { recursive: true });
-  const file = resolve(out, `${new Date().toISOString().slice(0, 19).replace(/:/g, '-')}-big-file.json`);
+  const file = resolve(out, `${new Date().toISOString().slice(0, 19).replace(/:/g, '-')}-big-file${storage ? `-${storage}` : ''}.json`);
   const ua = await page.evaluate(() => navigator.userAgent);
   writeFileSync(
     file,
-    JSON.stringify({ name: 'big-file', date: new Date().toISOString(), userAgent: ua, size: SIZE, engines, rows }, null, 1),
+    JSON.stringify({ name: 'big-file', date: new Date().toISOString(), userAgent: ua, size: SIZE, engines, storage, rows }, null, 1),
   );
   console.log(`\nraw figures: ${file}`);
 } finally {

@@ -33,6 +33,9 @@ for (const r of rows) if (r.median !== undefined) r.median = r.passes.reduce((a,
 const nPasses = run.results.length;
 
 const PEERS = ['sqlite-wasm', 'wa-sqlite', 'sql.js'];
+/** The IndexedDB rows have a table of their own, beside our OPFS path. */
+const IDB = ['resq-wasm idb', 'wa-sqlite idb', 'floor: raw IndexedDB put, strict', 'floor: raw IndexedDB get'];
+const IDB_FLOOR = { W1: 'floor: raw IndexedDB put, strict', W2: 'floor: raw IndexedDB get' };
 /** The floor each workload's resq-wasm figure is divided by: the cost of the same bytes without a database. */
 const FLOOR = {
   W1: 'floor: raw OPFS write + flush',
@@ -75,7 +78,7 @@ const md = [
 ];
 
 for (const [w, title] of GROUPS) {
-  const group = rows.filter((r) => r.workload === w && r.median !== undefined);
+  const group = rows.filter((r) => r.workload === w && r.median !== undefined && !IDB.includes(r.engine));
   if (!group.length) continue;
   const engines = [...new Set(group.map((r) => r.engine))];
   const labels = [...new Set(group.map((r) => r.row))];
@@ -90,25 +93,7 @@ for (const [w, title] of GROUPS) {
       const busy = r.passes.some((p) => p.busy !== undefined) ? ` (${r.passes.map((p) => fmt(p.busy)).join(' / ')})` : '';
       return r.passes.map((p) => fmt(p.median)).join(' / ') + busy;
     });
-    // resq-wasm ÷ the best of `others`, pass by pass, as a range.
-    const ratio = (others) => {
-      const resq = at('resq-wasm');
-      const per = run.results
-        .map((_, i) => {
-          const best = Math.min(
-            ...others
-              .map(at)
-              .filter(Boolean)
-              .map((r) => r.passes[i]?.median ?? Infinity),
-          );
-          return resq?.passes[i] && Number.isFinite(best) ? resq.passes[i].median / best : undefined;
-        })
-        .filter((x) => x !== undefined)
-        .sort((a, b) => a - b);
-      if (!per.length) return '—';
-      const [lo, hi] = [per[0].toFixed(2), per[per.length - 1].toFixed(2)];
-      return lo === hi ? lo : `${lo}–${hi}`;
-    };
+    const ratio = ratioOf(at, 'resq-wasm');
     md.push(`| ${label} | ${cells.join(' | ')} | ${ratio(PEERS)} | ${FLOOR[w] ? ratio([FLOOR[w]]) : '—'} |`);
   }
   const notes = [...new Set(group.filter((r) => r.note).map((r) => `${r.engine}: ${r.note}`))];
@@ -116,6 +101,62 @@ for (const [w, title] of GROUPS) {
   if (notes.length) md.push('', ...notes.map((n) => `- ${n}`));
   md.push('');
   writeFileSync(resolve(dir, `${w.toLowerCase()}.svg`), chart(title, group, labels, engines));
+}
+
+// IndexedDB storage: our `storage: 'idb'` beside wa-sqlite's
+// IDBBatchAtomicVFS (PowerSync's default), our OPFS path and the raw
+// IndexedDB floors, same run.
+const idbRows = rows.filter((r) => r.median !== undefined && r.engine === 'resq-wasm idb');
+if (idbRows.length) {
+  md.push(
+    '## IndexedDB storage',
+    '',
+    "`open(name, { storage: 'idb' })` beside wa-sqlite's IDBBatchAtomicVFS (its Asyncify build, synchronous FULL: each",
+    "commit one IndexedDB transaction with durability 'strict', as ours), our OPFS path, and the raw IndexedDB floors",
+    '(one value put in a strict transaction; got back).',
+    '',
+  );
+  const cols = ['resq-wasm idb', 'wa-sqlite idb', 'resq-wasm'];
+  md.push(
+    `| | ${cols.join(' | ')} | IndexedDB floor | idb ÷ IDBBatchAtomicVFS | idb ÷ our OPFS | idb ÷ floor |`,
+    `|---|${cols.map(() => '---:').join('|')}|---:|---:|---:|---:|`,
+  );
+  for (const [w] of GROUPS) {
+    for (const label of [...new Set(idbRows.filter((r) => r.workload === w).map((r) => r.row))]) {
+      const at = (e) => rows.find((r) => r.workload === w && r.row === label && r.engine === e && r.median !== undefined);
+      const cell = (e) =>
+        at(e)
+          ?.passes.map((p) => fmt(p.median))
+          .join(' / ') ?? '';
+      const ratio = ratioOf(at, 'resq-wasm idb');
+      md.push(
+        `| ${w} ${label} | ${cols.map(cell).join(' | ')} | ${IDB_FLOOR[w] ? cell(IDB_FLOOR[w]) : ''} | ${ratio(['wa-sqlite idb'])} | ${ratio(['resq-wasm'])} | ${IDB_FLOOR[w] ? ratio([IDB_FLOOR[w]]) : '—'} |`,
+      );
+    }
+  }
+  md.push('');
+}
+
+/** `engine`'s median ÷ the best of `others`, pass by pass, as a range. */
+function ratioOf(at, engine) {
+  return (others) => {
+    const resq = at(engine);
+    const per = run.results
+      .map((_, i) => {
+        const best = Math.min(
+          ...others
+            .map(at)
+            .filter(Boolean)
+            .map((r) => r.passes[i]?.median ?? Infinity),
+        );
+        return resq?.passes[i] && Number.isFinite(best) ? resq.passes[i].median / best : undefined;
+      })
+      .filter((x) => x !== undefined)
+      .sort((a, b) => a - b);
+    if (!per.length) return '—';
+    const [lo, hi] = [per[0].toFixed(2), per[per.length - 1].toFixed(2)];
+    return lo === hi ? lo : `${lo}–${hi}`;
+  };
 }
 
 const sizes = rows.filter((r) => r.row === 'wasm size');

@@ -8,6 +8,8 @@
 import { probe } from './measure.js';
 
 const MiB = 1 << 20;
+/** The largest value a row holds beside an INTEGER PRIMARY KEY. */
+const LARGEST = 2147483640;
 
 function floorCall(w, msg, onChunk) {
   return new Promise((resolve) => {
@@ -19,19 +21,21 @@ function floorCall(w, msg, onChunk) {
   });
 }
 
-async function floor(file) {
+/** The raw floor on `storage`'s medium: OPFS, or IndexedDB (floor-worker.js). */
+async function floor(file, storage) {
   const w = new Worker(new URL('./floor-worker.js', import.meta.url));
+  const [write, out, drop] = storage === 'idb' ? ['idbWriteFile', 'idbStreamOut', 'idbDrop'] : ['writeFile', 'streamOut', 'dropFile'];
   let t0 = performance.now();
-  const { written } = await floorCall(w, { op: 'writeFile', file });
-  const write = performance.now() - t0;
+  const { written } = await floorCall(w, { op: write, file });
+  const writeMs = performance.now() - t0;
   let read = 0;
   t0 = performance.now();
-  await floorCall(w, { op: 'streamOut' }, (c) => (read += c.byteLength));
+  await floorCall(w, { op: out }, (c) => (read += c.byteLength));
   const readMs = performance.now() - t0;
-  await floorCall(w, { op: 'dropFile' });
+  await floorCall(w, { op: drop });
   w.terminate();
   if (written !== file.size || read !== file.size) throw new Error(`floor moved ${written} / ${read} of ${file.size} bytes`);
-  return { write, read: readMs };
+  return { write: writeMs, read: readMs };
 }
 
 /** Compares the stored value with the file, chunk by chunk. */
@@ -48,18 +52,20 @@ async function same(db, id, file) {
 /**
  * `engines`: the package as served (`/pkg/`, the probe worker's, whose
  * wasm memory is read), or other builds of it (`/target/variants/<name>/`,
- * benches/variants.sh), each stored and read in every pass.
+ * benches/variants.sh), each stored and read in every pass. `storage`:
+ * the package's `storage` option, and the floor's medium ('idb':
+ * IndexedDB, the File put as 4 MiB values, a strict transaction a 64 MiB).
  */
-export async function run({ passes = 2, engines = ['/pkg/'] } = {}) {
+export async function run({ passes = 2, engines = ['/pkg/'], storage } = {}) {
   const file = document.querySelector('input[type=file]').files[0];
   const rows = [];
   for (let pass = 1; pass <= passes; pass++) {
     // Order flipped between passes: the floor first, then the engines; then the other way.
     const second = pass % 2 === 0;
     const order = second ? [...engines].reverse() : engines;
-    const f = second ? null : await floor(file);
-    for (const engine of order) rows.push(...(await once(engine, pass, file)));
-    const floorMs = f ?? (await floor(file));
+    const f = second ? null : await floor(file, storage);
+    for (const engine of order) rows.push(...(await once(engine, pass, file, storage)));
+    const floorMs = f ?? (await floor(file, storage));
     const mbps = (ms) => file.size / MiB / (ms / 1000);
     for (const r of rows.filter((r) => r.pass === pass)) {
       const ms = r.workload.startsWith('INSERT') ? floorMs.write : floorMs.read;
@@ -69,11 +75,11 @@ export async function run({ passes = 2, engines = ['/pkg/'] } = {}) {
   return rows;
 }
 
-async function once(engine, pass, file) {
+async function once(engine, pass, file, storage) {
   const { open } = await import(`${engine}index.js`);
   {
     const name = `big-file-${pass}-${Math.random().toString(36).slice(2, 8)}.db`;
-    const db = await open(name);
+    const db = await open(name, storage ? { storage } : {});
     await db.execute('CREATE TABLE m(id INTEGER PRIMARY KEY, data BLOB)');
     let t0 = performance.now();
     const { lastInsertRowid: id } = await db.execute('INSERT INTO m(data) VALUES (?)', [file]);
@@ -85,15 +91,20 @@ async function once(engine, pass, file) {
     const memory = engine === '/pkg/' ? await probe(name, 'memory') : null;
     const exact = await same(db, id, file);
     // One byte longer than the largest row: refused, nothing stored.
+    // (Only for a File of the largest size: a smaller one's would fit.)
     const over = new File([file, new Uint8Array(1)], 'over.bin');
-    const refused = await db.execute('INSERT INTO m(data) VALUES (?)', [over]).then(
-      () => 'stored',
-      (e) => `${e.code}: ${e.message}`,
-    );
+    const refused =
+      file.size < LARGEST
+        ? 'not tried (a smaller File)'
+        : await db.execute('INSERT INTO m(data) VALUES (?)', [over]).then(
+            () => 'stored',
+            (e) => `${e.code}: ${e.message}`,
+          );
     const [{ rows: count }] = await db.query('SELECT count(*) AS rows FROM m');
+    const stored = db.storage;
     await db.close();
     const mbps = (ms) => file.size / MiB / (ms / 1000);
-    const common = { pass, engine, size: file.size, wasmMemory: memory, exact, refused, rowsAfter: count, streamed };
+    const common = { pass, engine, storage: stored, size: file.size, wasmMemory: memory, exact, refused, rowsAfter: count, streamed };
     return [
       { workload: 'INSERT the File', config: `pass ${pass}`, median: insert, n: 1, mbps: mbps(insert), ...common },
       { workload: 'blobStream it back', config: `pass ${pass}`, median: read, n: 1, mbps: mbps(read), ...common },

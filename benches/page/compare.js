@@ -7,20 +7,31 @@
 import { open } from 'resq-wasm';
 import { time, busy, floorWorker, echoWorker, randomBytes, label, KB, MB } from './measure.js';
 
-export const ENGINES = ['resq-wasm', 'sqlite-wasm', 'wa-sqlite', 'sql.js'];
+export const ENGINES = ['resq-wasm', 'sqlite-wasm', 'wa-sqlite', 'sql.js', 'resq-wasm idb', 'wa-sqlite idb'];
+/** The IndexedDB rows: W1–W4 and W6 (W5's appends are an OPFS comparison). */
+const isIdb = (engine) => engine.endsWith(' idb');
 const BLOB_SIZES = [4 * KB, 64 * KB, 256 * KB, MB, 8 * MB];
 const iterations = (size) => (size >= 8 * MB ? 5 : size >= MB ? 10 : 20);
 
-async function openEngine(engine, name) {
+/**
+ * `build`: for resq-wasm, where its index.js is served ('/shipped/': the
+ * package without the probe worker), else the page's import.
+ */
+async function openEngine(engine, name, build) {
   // A path ('/target/variants/os/') is another build of this package, for
-  // experiments that compare builds (benches/experiments/007-wasm-size.md).
-  if (engine.startsWith('/')) return openResq(engine, (await import(`${engine}index.js`)).open, name);
-  if (engine !== 'resq-wasm') return (await import('../peers/client.js')).openPeer(engine, name);
-  return openResq(engine, open, name);
+  // experiments that compare builds (benches/experiments/007-wasm-size.md);
+  // with ' idb' after it, on IndexedDB storage.
+  if (engine.startsWith('/')) {
+    const [path, storage] = engine.split(' ');
+    return openResq(engine, (await import(`${path}index.js`)).open, name, storage ? { storage } : {});
+  }
+  if (!engine.startsWith('resq-wasm')) return (await import('../peers/client.js')).openPeer(engine, name);
+  const opener = build ? (await import(`${build}index.js`)).open : open;
+  return openResq(engine, opener, name, engine === 'resq-wasm idb' ? { storage: 'idb' } : {});
 }
 
-async function openResq(engine, open, name) {
-  const db = await open(name);
+async function openResq(engine, open, name, options = {}) {
+  const db = await open(name, options);
   return {
     engine,
     db,
@@ -213,11 +224,11 @@ async function coldStart(engine, rows) {
   // resq-wasm's cold start is timed with the package as it ships
   // (benches/run.mjs serves pkg/ at /shipped/ too): the probe worker that
   // /pkg/ has for the other benchmarks would add a module and its hooks.
-  const opened = engine === 'resq-wasm' ? '/shipped/' : engine;
+  const build = engine.startsWith('resq-wasm') ? '/shipped/' : undefined;
   const samples = [];
   for (let i = 0; i < 3; i++) {
     const t0 = performance.now();
-    const e = await openEngine(opened, unique(engine, 'cold'));
+    const e = await openEngine(engine, unique(engine, 'cold'), build);
     const [{ x }] = await e.query('SELECT 1 AS x');
     samples.push(performance.now() - t0);
     check(x === 1, 'W6');
@@ -229,14 +240,14 @@ async function coldStart(engine, rows) {
   // worker, to the first answer read from it (sql.js keeps nothing).
   if (engine === 'sql.js') return;
   const name = unique(engine, 'reopen');
-  const made = await openEngine(opened, name);
+  const made = await openEngine(engine, name, build);
   await made.exec('CREATE TABLE t(x)');
   await made.exec('INSERT INTO t VALUES (7)');
   await made.close();
   const again = [];
   for (let i = 0; i < 3; i++) {
     const t0 = performance.now();
-    const e = await openEngine(opened, name);
+    const e = await openEngine(engine, name, build);
     const [{ x }] = await e.query('SELECT x FROM t');
     again.push(performance.now() - t0);
     check(x === 7, 'W6 reopen');
@@ -270,6 +281,19 @@ async function floors(rows, bytesBySize) {
       row: `INSERT ${label(size)}`,
       engine: 'floor: postMessage clone',
       ...(await measure(() => echo.roundTrip({ bytes, ack: true }), n)),
+    });
+    rows.push({
+      workload: 'W1',
+      row: `INSERT ${label(size)}`,
+      engine: 'floor: raw IndexedDB put, strict',
+      ...(await measure(() => floor.idbWrite(bytes.slice()), n)),
+    });
+    check(same(await floor.idbRead(), bytes), 'IndexedDB floor read');
+    rows.push({
+      workload: 'W2',
+      row: `SELECT ${label(size)}`,
+      engine: 'floor: raw IndexedDB get',
+      ...(await measure(() => floor.idbRead(), n)),
     });
     const back = await floor.read(size);
     check(same(back, bytes), 'floor read');
@@ -327,12 +351,18 @@ export async function run({ engines = ENGINES, wasmFiles = WASM_FILES, sizes = t
   const chunks = Array.from({ length: 128 }, () => randomBytes(64 * KB));
   const whole = new Uint8Array(8 * MB);
   for (const [i, c] of chunks.entries()) whole.set(c, i * 64 * KB);
-  await floors(rows, bytesBySize);
+  // Progress on the console (benches/run.mjs prints it): a run takes minutes.
+  const step = async (what, engine, fn) => {
+    const t0 = performance.now();
+    await fn();
+    console.log(`${engine}: ${what} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  };
+  await step('floors', 'floor', () => floors(rows, bytesBySize));
   for (const engine of engines) {
-    await coldStart(engine, rows);
-    await blobs(engine, rows, bytesBySize);
-    await rowsWorkloads(engine, rows);
-    await appendWorkload(engine, rows, chunks, whole);
+    await step('W6', engine, () => coldStart(engine, rows));
+    await step('W1, W2', engine, () => blobs(engine, rows, bytesBySize));
+    await step('W3, W4', engine, () => rowsWorkloads(engine, rows));
+    if (!isIdb(engine)) await step('W5', engine, () => appendWorkload(engine, rows, chunks, whole));
   }
   if (sizes) await wasmSizes(rows, wasmFiles);
   return rows;

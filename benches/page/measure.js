@@ -81,6 +81,8 @@ export function floorWorker() {
     read: (size) => call({ op: 'read', size }),
     flush: () => call({ op: 'flush' }),
     readAt: (at, size) => call({ op: 'readAt', at, size }),
+    idbWrite: (bytes) => call({ op: 'idbWrite', bytes }, [bytes.buffer]),
+    idbRead: () => call({ op: 'idbRead' }),
     close: async () => {
       await call({ op: 'close' });
       w.terminate();

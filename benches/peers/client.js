@@ -17,6 +17,7 @@
 const WORKERS = {
   'sqlite-wasm': 'sqlite-wasm-worker.js', // OPFS, opfs-sahpool VFS, oo1 API
   'wa-sqlite': 'wa-sqlite-worker.js', // OPFS, AccessHandlePoolVFS, sync build
+  'wa-sqlite idb': 'wa-sqlite-worker.js?vfs=idb', // IndexedDB, IDBBatchAtomicVFS, Asyncify build
   'sql.js': 'sqljs-worker.js', // memory only
 };
 

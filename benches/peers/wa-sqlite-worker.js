@@ -1,16 +1,30 @@
 // Peer: @journeyapps/wa-sqlite (PowerSync's fork of wa-sqlite), used as its
 // README shows: SQLiteESMFactory + SQLite.Factory, a VFS from
-// src/examples registered as the default with sqlite3.vfs_register. The VFS
-// is AccessHandlePoolVFS, a pool of OPFS sync access handles (synchronous
-// methods, so the synchronous build dist/wa-sqlite.mjs, no Asyncify/JSPI).
+// src/examples registered as the default with sqlite3.vfs_register.
+// Two VFSes, chosen by the worker URL's `vfs` parameter (client.js):
+// - `opfs` (default): AccessHandlePoolVFS, a pool of OPFS sync access
+//   handles (synchronous methods, so the synchronous build dist/wa-sqlite.mjs,
+//   no Asyncify/JSPI);
+// - `idb`: IDBBatchAtomicVFS, pages in IndexedDB, a commit one IndexedDB
+//   transaction (asynchronous methods, so the Asyncify build
+//   dist/wa-sqlite-async.mjs of the same package), PowerSync's default.
 // Protocol: see client.js.
 import { serve } from './rpc.js';
-import SQLiteESMFactory from '/node_modules/@journeyapps/wa-sqlite/dist/wa-sqlite.mjs';
 import * as SQLite from '/node_modules/@journeyapps/wa-sqlite/src/sqlite-api.js';
+// Static imports, both kinds (only the chosen build's wasm is fetched): a
+// top-level await here would let the first request arrive before serve().
+import SyncFactory from '/node_modules/@journeyapps/wa-sqlite/dist/wa-sqlite.mjs';
+import AsyncFactory from '/node_modules/@journeyapps/wa-sqlite/dist/wa-sqlite-async.mjs';
 import { AccessHandlePoolVFS } from '/node_modules/@journeyapps/wa-sqlite/src/examples/AccessHandlePoolVFS.js';
+import { IDBBatchAtomicVFS } from '/node_modules/@journeyapps/wa-sqlite/src/examples/IDBBatchAtomicVFS.js';
 
-// The VFS name is also its OPFS directory; one worker at a time may hold it.
-const VFS_NAME = 'wa-sqlite-ahp';
+const IDB = new URL(import.meta.url).searchParams.get('vfs') === 'idb';
+const SQLiteESMFactory = IDB ? AsyncFactory : SyncFactory;
+const VFS = IDB ? IDBBatchAtomicVFS : AccessHandlePoolVFS;
+
+// The VFS name is also its OPFS directory or IndexedDB database; one worker
+// at a time may hold the OPFS pool.
+const VFS_NAME = IDB ? 'wa-sqlite-idb' : 'wa-sqlite-ahp';
 
 let module, sqlite3, vfs, db;
 
@@ -47,13 +61,17 @@ const ops = {
     dbName = name;
     module = await SQLiteESMFactory();
     sqlite3 = SQLite.Factory(module);
-    vfs = await AccessHandlePoolVFS.create(VFS_NAME, module);
+    vfs = await VFS.create(VFS_NAME, module);
     sqlite3.vfs_register(vfs, true);
     db = await sqlite3.open_v2(name);
-    await sqlite3.exec(db, 'PRAGMA page_size=8192');
-    await sqlite3.exec(db, 'PRAGMA journal_mode=TRUNCATE');
-    await sqlite3.exec(db, 'PRAGMA synchronous=FULL');
     const one = async (sql) => Object.values((await rows(sql))[0])[0];
+    // IDBBatchAtomicVFS refuses a page_size on a database that has pages.
+    if (!IDB || (await one('PRAGMA page_count')) === 0) await sqlite3.exec(db, 'PRAGMA page_size=8192');
+    // IDBBatchAtomicVFS writes a commit as one batch, without a journal
+    // file, where the journal fits in the page cache (its README): its
+    // default journal mode. FULL: each commit's transaction is 'strict'.
+    if (!IDB) await sqlite3.exec(db, 'PRAGMA journal_mode=TRUNCATE');
+    await sqlite3.exec(db, 'PRAGMA synchronous=FULL');
     return {
       journal_mode: await one('PRAGMA journal_mode'),
       synchronous: await one('PRAGMA synchronous'),
@@ -95,7 +113,7 @@ const ops = {
     if (db !== undefined) await sqlite3.close(db);
     db = undefined;
     // Throwaway benchmark databases free their pool slots.
-    if (drop) for (const f of [dbName, `${dbName}-journal`]) vfs?.jDelete(f, 0);
+    if (drop) for (const f of [dbName, `${dbName}-journal`]) await vfs?.jDelete(f, 0);
     // Releases the pool's access handles so the next worker can take them.
     await vfs?.close();
     return true;
