@@ -12,6 +12,9 @@
 //   hostile      (as in npm test: every class, each once)
 //   backup       RESQ_BACKUP_MB          (MB of media exported and imported
 //                                         back with bounded memory)
+//   idb memory   RESQ_IDB_MEMORY_MB      (MiB of a File stored in IndexedDB
+//                                         storage and read back, with wasm
+//                                         memory bounded; Firefox and WebKit)
 //   fuzz         PROPTEST_CASES          (cases per property of the core's
 //                                         decoders and JSON encoder)
 // `node tests/stress/run.mjs [name…]` runs only the named suites. Each
@@ -41,6 +44,9 @@ const SUITES = {
   hostile: { file: 'tests/e2e/hostile.test.mjs', env: {} },
   // npm test: 256 MB (the 1 GB form takes about three minutes here).
   backup: { file: 'tests/e2e/backup.test.mjs', env: { RESQ_BACKUP_MB: '1024' } },
+  // npm test: 128 MiB in each engine (not Chromium: CHROMIUM_IDB_LARGE_VALUES, harness.mjs).
+  'idb-memory-firefox': { file: 'tests/e2e/idb-memory.test.mjs', env: { RESQ_ENGINE: 'firefox', RESQ_IDB_MEMORY_MB: '1024' } },
+  'idb-memory-webkit': { file: 'tests/e2e/idb-memory.test.mjs', env: { RESQ_ENGINE: 'webkit', RESQ_IDB_MEMORY_MB: '1024' } },
   fuzz: { cargo: ['test', '--test', 'codec_props'], env: { PROPTEST_CASES: '20000' } },
 };
 
