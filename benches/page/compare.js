@@ -21,13 +21,11 @@ async function openEngine(engine, name, build) {
   // A path ('/target/variants/os/') is another build of this package, for
   // experiments that compare builds (benches/experiments/007-wasm-size.md);
   // with ' idb' after it, on IndexedDB storage.
-  if (engine.startsWith('/')) {
-    const [path, storage] = engine.split(' ');
-    return openResq(engine, (await import(`${path}index.js`)).open, name, storage ? { storage } : {});
-  }
+  const options = isIdb(engine) ? { storage: 'idb' } : {};
+  if (engine.startsWith('/')) return openResq(engine, (await import(`${engine.split(' ')[0]}index.js`)).open, name, options);
   if (!engine.startsWith('resq-wasm')) return (await import('../peers/client.js')).openPeer(engine, name);
   const opener = build ? (await import(`${build}index.js`)).open : open;
-  return openResq(engine, opener, name, engine === 'resq-wasm idb' ? { storage: 'idb' } : {});
+  return openResq(engine, opener, name, options);
 }
 
 async function openResq(engine, open, name, options = {}) {
