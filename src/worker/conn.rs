@@ -78,6 +78,11 @@ impl Conn {
         if errno == ffi::SQLITE_TOOBIG {
             return Error::Sqlite { errno, message: too_big(&message) };
         }
+        if errno & 0xff == ffi::SQLITE_IOERR {
+            if let Some(reason) = self.vfs_error() {
+                return Error::Sqlite { errno, message: format!("{message} ({reason})") };
+            }
+        }
         Error::Sqlite { errno, message }
     }
 
@@ -85,9 +90,14 @@ impl Conn {
     /// quota on a sync access handle by writing fewer bytes (none) where the
     /// standard, and Chromium, throw `QuotaExceededError`; the pool VFS calls
     /// that a short write (SQLITE_IOERR_WRITE), which SQLite's own unix VFS
-    /// also takes for a full disk. The VFS keeps its last error for
-    /// `xGetLastError`.
+    /// also takes for a full disk.
     fn short_write(&self) -> bool {
+        self.vfs_error().is_some_and(|e| e.starts_with("write file: expected"))
+    }
+
+    /// The main database's VFS's last error (`xGetLastError`): why a call
+    /// into it failed, which SQLite's own message for an I/O error omits.
+    fn vfs_error(&self) -> Option<String> {
         let mut vfs: *mut ffi::sqlite3_vfs = ptr::null_mut();
         let main = c"main";
         // SAFETY: the handle is open; the VFS pointer SQLite gives is live
@@ -100,12 +110,13 @@ impl Conn {
                 (&raw mut vfs).cast::<c_void>(),
             );
             if rc != ffi::SQLITE_OK || vfs.is_null() {
-                return false;
+                return None;
             }
-            let Some(last_error) = (*vfs).xGetLastError else { return false };
-            let mut buf = [0 as c_char; 128];
+            let last_error = (*vfs).xGetLastError?;
+            let mut buf = [0 as c_char; 256];
             last_error(vfs, buf.len() as c_int, buf.as_mut_ptr());
-            CStr::from_ptr(buf.as_ptr()).to_bytes().starts_with(b"write file: expected")
+            let reason = CStr::from_ptr(buf.as_ptr()).to_string_lossy();
+            (!reason.is_empty()).then(|| reason.into_owned())
         }
     }
 

@@ -80,6 +80,17 @@ pub struct Files {
     idb: JsValue,
     reader: FileReaderSync,
     by_path: RefCell<HashMap<String, Shared>>,
+    /// The last error a callback returned, for `xGetLastError`.
+    last_error: RefCell<Option<VfsError>>,
+}
+
+/// A JS error as its `toString()` gives it ("NotReadableError: …").
+fn text(e: &JsValue) -> String {
+    match e.as_string() {
+        Some(s) => s,
+        None if e.is_object() => e.unchecked_ref::<js_sys::Object>().to_string().into(),
+        None => format!("{e:?}"),
+    }
 }
 
 fn blob(bytes: &[u8]) -> std::result::Result<Blob, VfsError> {
@@ -87,7 +98,7 @@ fn blob(bytes: &[u8]) -> std::result::Result<Blob, VfsError> {
     // before anything can allocate in wasm memory.
     let view = unsafe { Uint8Array::view(bytes) };
     Blob::new_with_u8_array_sequence(&Array::of1(&view))
-        .map_err(|e| VfsError::new(VfsErrorCode::IoWrite, format!("could not make a segment: {e:?}").into()))
+        .map_err(|e| VfsError::new(VfsErrorCode::IoWrite, format!("could not make a segment: {}", text(&e)).into()))
 }
 
 /// Reads bytes of a segment's `Blob` synchronously.
@@ -101,7 +112,7 @@ fn fetch_from<'a>(
             .blob()
             .slice_with_f64_and_f64(at as f64, (at + out.len() as u64) as f64)
             .and_then(|part| reader.read_as_array_buffer(&part))
-            .map_err(|e| Error::Unsupported(format!("could not read segment {seg}: {e:?}")))?;
+            .map_err(|e| Error::Unsupported(format!("could not read segment {seg}: {}", text(&e))))?;
         let bytes = Uint8Array::new(&part);
         if bytes.length() as usize != out.len() {
             return Err(Error::Unsupported(format!("segment {seg} is shorter than its map says")));
@@ -226,6 +237,14 @@ impl VfsStore for IdbStore {
     type File = IdbFile;
     type AppData = Rc<Files>;
 
+    fn record_error(files: &Rc<Files>, error: VfsError) {
+        files.last_error.replace(Some(error));
+    }
+
+    fn last_error(files: &Rc<Files>) -> Option<VfsError> {
+        files.last_error.borrow().clone()
+    }
+
     fn open_file(files: &Rc<Files>, request: OpenRequest<'_>) -> VfsResult<OpenedFile<IdbFile>> {
         let options = request.options;
         let kept = matches!(options.kind(), Some(FileKind::MainDb | FileKind::MainJournal | FileKind::Wal));
@@ -304,7 +323,7 @@ impl Files {
             .ok_or_else(|| Error::Unsupported(format!("the IndexedDB side has no {method}()")))?;
         f.call1(&self.idb, arg)
             .map(|_| ())
-            .map_err(|e| Error::Unsupported(format!("IndexedDB {method}() failed: {e:?}")))
+            .map_err(|e| Error::Unsupported(format!("IndexedDB {method}() failed: {}", text(&e))))
     }
 }
 
@@ -338,7 +357,8 @@ impl IdbVfs {
     /// Registers the VFS `vfs` over the files `idb` (an `IdbFiles` of
     /// `idb.ts`) loaded.
     pub fn install(vfs: &str, idb: JsValue) -> Result<IdbVfs> {
-        let reader = FileReaderSync::new().map_err(|e| Error::Unsupported(format!("no FileReaderSync here: {e:?}")))?;
+        let reader =
+            FileReaderSync::new().map_err(|e| Error::Unsupported(format!("no FileReaderSync here: {}", text(&e))))?;
         let mut by_path = HashMap::new();
         for f in loaded(&idb).iter() {
             let path = js_sys::Reflect::get(&f, &"path".into()).ok().and_then(|p| p.as_string()).unwrap_or_default();
@@ -353,7 +373,7 @@ impl IdbVfs {
             let file = File { path: path.clone(), blocks, segs, next: num(&f, "next") as u32, stored: true };
             by_path.insert(path, Rc::new(RefCell::new(file)));
         }
-        let files = Rc::new(Files { idb, reader, by_path: RefCell::new(by_path) });
+        let files = Rc::new(Files { idb, reader, by_path: RefCell::new(by_path), last_error: RefCell::new(None) });
         // SAFETY: the types agree on the file layout; the registration is
         // dropped only after the last connection on it closed (`Storage::release`).
         let registration = unsafe { register_vfs::<IdbIo, IdbVfsMethods>(vfs, Rc::clone(&files), false) }
