@@ -1,0 +1,108 @@
+// Experiment 034's floor for the stall bench's one missed row (030: in
+// Firefox, an export read at 50 MB/s took 2.05× its time alone with the
+// gallery in another tab): the same two loops with no database at all. A
+// "reader" takes 4 MiB chunks from a bare worker (moved, as export()'s
+// are) and sleeps each chunk's share of 50 MB/s on a timer; a "gallery"
+// makes one small round trip to a worker of its own every 20 ms, in this
+// page or in another tab of this origin; `chunks` of them in all. Reported: the reader's time alone
+// and beside the gallery, and the gallery's pace.
+import { MB } from './measure.js';
+
+const EVERY_MS = 20;
+
+/**
+ * A worker that answers each message with a fresh 4 MiB chunk, moved
+ * (`chunk`), or with its message; on a port handed to it too, as the
+ * leading tab's worker answers another tab's calls (link.ts).
+ */
+const WORKER = `const answer = (to) => (e) => {
+  if (e.data === 'chunk') { const b = new Uint8Array(${4 * MB}); b[0] = 1; to.postMessage(b, [b.buffer]); }
+  else to.postMessage(e.data);
+};
+self.onmessage = (e) => {
+  if (e.ports[0]) e.ports[0].onmessage = answer(e.ports[0]);
+  else answer(self)(e);
+};`;
+
+function asker(target) {
+  return (msg) =>
+    new Promise((resolve) => {
+      target.onmessage = (e) => resolve(e.data);
+      target.postMessage(msg);
+    });
+}
+
+function worker(realm) {
+  const url = realm.URL.createObjectURL(new realm.Blob([WORKER], { type: 'text/javascript' }));
+  const w = new realm.Worker(url);
+  return {
+    ask: asker(w),
+    /** A port of `other`'s realm on which this worker answers. */
+    port: (other) => {
+      const { port1, port2 } = new other.MessageChannel();
+      w.postMessage(null, [port2]);
+      return port1;
+    },
+    close: () => w.terminate(),
+  };
+}
+
+async function reader(w, chunks) {
+  const t0 = performance.now();
+  for (let i = 0; i < chunks; i++) {
+    const chunk = await w.ask('chunk');
+    await new Promise((r) => setTimeout(r, chunk.byteLength / 50e3));
+  }
+  return performance.now() - t0;
+}
+
+/** The gallery's loop in `realm` (this window or another) until `done` settles: its laps. */
+async function gallery(ask, done) {
+  let over = false;
+  done.finally(() => (over = true));
+  let laps = 0;
+  const t0 = performance.now();
+  while (!over) {
+    await ask(laps);
+    laps++;
+    // This page's timer, as the stall bench's gallery uses, whichever tab owns the worker.
+    await new Promise((r) => setTimeout(r, EVERY_MS));
+  }
+  return { laps, msPerLap: (performance.now() - t0) / laps };
+}
+
+async function anotherTab() {
+  const w = window.open(location.href);
+  if (!w) throw new Error('the page could not open another tab');
+  await new Promise((r) => w.addEventListener('load', r, { once: true }));
+  return w;
+}
+
+/**
+ * `tab`: the gallery's worker in another tab; `port`: the gallery asks the
+ * reader's worker through a port of its tab's, as a following tab asks
+ * the leader's worker.
+ */
+export async function run({ tab = true, port = false, chunks = 128 } = {}) {
+  const realm = tab ? await anotherTab() : window;
+  const w = worker(window);
+  const g0 = port ? null : worker(realm);
+  const ask = port ? asker(w.port(realm)) : g0.ask;
+  const alone = await reader(w, chunks);
+  const done = reader(w, chunks);
+  const g = await gallery(ask, done);
+  const beside = await done;
+  const idle = await gallery(ask, new Promise((r) => setTimeout(r, 2000)));
+  w.close();
+  g0?.close();
+  if (tab) realm.close();
+  const where = `gallery in ${tab ? 'another tab' : 'this page'}, ${port ? "through a port to the reader's worker" : 'its own worker'}`;
+  return [
+    { workload: 'reader at 50 MB/s, alone', config: where, median: alone, n: 1 },
+    { workload: 'reader at 50 MB/s, beside the gallery', config: where, median: beside, n: 1 },
+    { workload: `gallery ms per lap (a ${EVERY_MS} ms timer), beside the reader`, config: where, median: g.msPerLap, n: g.laps },
+    { workload: `gallery ms per lap (a ${EVERY_MS} ms timer), alone`, config: where, median: idle.msPerLap, n: idle.laps },
+  ];
+}
+
+export const passes = [{ tab: true, port: true }, { tab: true }, { tab: false, port: true }, { tab: false }];
