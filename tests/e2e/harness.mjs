@@ -308,6 +308,8 @@ export async function launch(
     userDataDir: profile,
     extraPrefsFirefox: {
       ...FIREFOX_PREFS,
+      // An experiment's own prefs (benches/experiments/), as JSON.
+      ...JSON.parse(process.env.RESQ_FIREFOX_PREFS ?? '{}'),
       'browser.privatebrowsing.autostart': privateWindow,
       // Firefox gives each site (eTLD+1) a fifth of the whole temporary
       // storage limit, which this pref fixes (in KB).
