@@ -6,7 +6,8 @@
 // 20 ms on this page's timer, that is one of:
 // - `calls`: a one-row query through the package (the other tab's session);
 // - `idle`: nothing, with the other tab's session open;
-// - `none`: nothing, with no session in the other tab.
+// - `none`: nothing, with no session in the other tab;
+// - `bare`: a round trip to a bare worker of the other tab's, no session.
 // `probe`: each window's main thread kept busy by a MessageChannel ping
 // loop, which reports the gaps in it over 10 ms.
 import { open } from 'resq-wasm';
@@ -23,6 +24,18 @@ async function exportAt50(db) {
   const t0 = performance.now();
   for await (const chunk of db.export()) await new Promise((r) => setTimeout(r, chunk.byteLength / 50e3));
   return performance.now() - t0;
+}
+
+/** A worker of `realm`'s that answers each message with it. */
+function bareWorker(realm) {
+  const url = realm.URL.createObjectURL(new realm.Blob(['onmessage = (e) => postMessage(e.data);'], { type: 'text/javascript' }));
+  const worker = new realm.Worker(url);
+  const ask = () =>
+    new Promise((resolve) => {
+      worker.onmessage = resolve;
+      worker.postMessage(1);
+    });
+  return { ask, close: () => worker.terminate() };
 }
 
 /** The other tab's loop until `done` settles: its mean lap in ms. */
@@ -66,14 +79,17 @@ export async function run({ mode = 'calls', mb = 1024, probe = false } = {}) {
   await db.query('PRAGMA wal_checkpoint(TRUNCATE)');
   const w = await anotherTab();
   const lib = await w.eval("import('resq-wasm')");
-  const other = mode === 'none' ? null : await lib.open(name);
+  const other = mode === 'none' || mode === 'bare' ? null : await lib.open(name);
+  const bare = mode === 'bare' ? bareWorker(w) : null;
   const alone = await exportAt50(db);
   const stops = probe ? [gaps(window), gaps(w)] : [];
   const done = exportAt50(db);
-  const lap = await loop(mode === 'calls' ? () => other.query('SELECT id FROM m WHERE id = 1') : async () => {}, done);
+  const call = mode === 'calls' ? () => other.query('SELECT id FROM m WHERE id = 1') : mode === 'bare' ? bare.ask : async () => {};
+  const lap = await loop(call, done);
   const beside = await done;
   const busy = stops.map((s) => s()).join('; ');
   await other?.close();
+  bare?.close();
   w.close();
   await db.close();
   const config = `the other tab: ${mode}${probe ? ', both main threads kept busy' : ''}`;
