@@ -4,8 +4,9 @@
 // "reader" takes 4 MiB chunks from a bare worker (moved, as export()'s
 // are) and sleeps each chunk's share of 50 MB/s on a timer; a "gallery"
 // makes one small round trip to a worker of its own every 20 ms, in this
-// page or in another tab of this origin; `chunks` of them in all. Reported: the reader's time alone
-// and beside the gallery, and the gallery's pace.
+// page or in another tab of this origin; `chunks` of them in all.
+// `opfs`: the reader's chunks are read from an OPFS file. Reported: the
+// reader's time alone and beside the gallery, and the gallery's pace.
 import { MB } from './measure.js';
 
 const EVERY_MS = 20;
@@ -24,6 +25,29 @@ self.onmessage = (e) => {
   else answer(self)(e);
 };`;
 
+/**
+ * With `opfs`: a reader whose chunks are read from an OPFS file through a
+ * sync access handle, as the package's worker reads its database (the
+ * file is written first, `open`, and read round and round).
+ */
+const OPFS_WORKER = `let h, size, at = 0;
+self.onmessage = async (e) => {
+  if (e.data === 'chunk') {
+    const b = new Uint8Array(${4 * MB});
+    h.read(b, { at });
+    at = (at + b.length) % size;
+    return self.postMessage(b, [b.buffer]);
+  }
+  const dir = await navigator.storage.getDirectory();
+  const f = await dir.getFileHandle('timers-diag.bin', { create: true });
+  h = await f.createSyncAccessHandle();
+  size = e.data.open;
+  const piece = new Uint8Array(${4 * MB}).fill(5);
+  for (let o = 0; o < size; o += piece.length) h.write(piece, { at: o });
+  h.flush();
+  self.postMessage('ready');
+};`;
+
 function asker(target) {
   return (msg) =>
     new Promise((resolve) => {
@@ -32,8 +56,8 @@ function asker(target) {
     });
 }
 
-function worker(realm) {
-  const url = realm.URL.createObjectURL(new realm.Blob([WORKER], { type: 'text/javascript' }));
+function worker(realm, source = WORKER) {
+  const url = realm.URL.createObjectURL(new realm.Blob([source], { type: 'text/javascript' }));
   const w = new realm.Worker(url);
   return {
     ask: asker(w),
@@ -83,9 +107,10 @@ async function anotherTab() {
  * reader's worker through a port of its tab's, as a following tab asks
  * the leader's worker.
  */
-export async function run({ tab = true, port = false, chunks = 128 } = {}) {
+export async function run({ tab = true, port = false, chunks = 128, opfs = false } = {}) {
   const realm = tab ? await anotherTab() : window;
-  const w = worker(window);
+  const w = worker(window, opfs ? OPFS_WORKER : WORKER);
+  if (opfs && (await w.ask({ open: 64 * 4 * MB })) !== 'ready') throw new Error('the OPFS reader did not start');
   const g0 = port ? null : worker(realm);
   const ask = port ? asker(w.port(realm)) : g0.ask;
   const alone = await reader(w, chunks);
@@ -96,7 +121,7 @@ export async function run({ tab = true, port = false, chunks = 128 } = {}) {
   w.close();
   g0?.close();
   if (tab) realm.close();
-  const where = `gallery in ${tab ? 'another tab' : 'this page'}, ${port ? "through a port to the reader's worker" : 'its own worker'}`;
+  const where = `gallery in ${tab ? 'another tab' : 'this page'}, ${port ? "through a port to the reader's worker" : 'its own worker'}${opfs ? ', the reader reading OPFS' : ''}`;
   return [
     { workload: 'reader at 50 MB/s, alone', config: where, median: alone, n: 1 },
     { workload: 'reader at 50 MB/s, beside the gallery', config: where, median: beside, n: 1 },
