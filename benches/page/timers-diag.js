@@ -5,7 +5,9 @@
 // are) and sleeps each chunk's share of 50 MB/s on a timer; a "gallery"
 // makes one small round trip to a worker of its own every 20 ms, in this
 // page or in another tab of this origin; `chunks` of them in all.
-// `opfs`: the reader's chunks are read from an OPFS file. Reported: the
+// `opfs`: the reader's chunks are read from an OPFS file; `leader`: this
+// page holds what a leading tab of the package does; `work`: with
+// `opfs`, ms the reader's thread computes for each chunk. Reported: the
 // reader's time alone and beside the gallery, and the gallery's pace.
 import { MB } from './measure.js';
 
@@ -32,9 +34,11 @@ self.onmessage = (e) => {
  */
 const OPFS_WORKER = `let h, size, at = 0;
 self.onmessage = async (e) => {
-  if (e.data === 'chunk') {
+  if (e.data === 'chunk' || e.data.chunk !== undefined) {
     const b = new Uint8Array(${4 * MB});
     h.read(b, { at });
+    // \`work\`: ms of the worker's thread spent on each chunk, as SQLite's page reads take it.
+    for (const end = performance.now() + (e.data.chunk ?? 0); performance.now() < end; );
     at = (at + b.length) % size;
     return self.postMessage(b, [b.buffer]);
   }
@@ -71,10 +75,10 @@ function worker(realm, source = WORKER) {
   };
 }
 
-async function reader(w, chunks) {
+async function reader(w, chunks, work) {
   const t0 = performance.now();
   for (let i = 0; i < chunks; i++) {
-    const chunk = await w.ask('chunk');
+    const chunk = await w.ask(work ? { chunk: work } : 'chunk');
     await new Promise((r) => setTimeout(r, chunk.byteLength / 50e3));
   }
   return performance.now() - t0;
@@ -107,21 +111,42 @@ async function anotherTab() {
  * reader's worker through a port of its tab's, as a following tab asks
  * the leader's worker.
  */
-export async function run({ tab = true, port = false, chunks = 128, opfs = false } = {}) {
+/**
+ * What a leading tab of the package holds beside its worker: a Web Lock
+ * held, a SharedWorker (its broker) and a BroadcastChannel, each open
+ * until the function returned is called.
+ */
+function leadLike() {
+  let release;
+  navigator.locks.request('timers-diag-lead', () => new Promise((r) => (release = r)));
+  const url = URL.createObjectURL(new Blob(['onconnect = (e) => e.ports[0].postMessage(1);'], { type: 'text/javascript' }));
+  const shared = new SharedWorker(url);
+  shared.port.start();
+  const channel = new BroadcastChannel('timers-diag');
+  return () => {
+    release?.();
+    shared.port.close();
+    channel.close();
+  };
+}
+
+export async function run({ tab = true, port = false, chunks = 128, opfs = false, leader = false, work = 0 } = {}) {
   const realm = tab ? await anotherTab() : window;
+  const unlead = leader ? leadLike() : null;
   const w = worker(window, opfs ? OPFS_WORKER : WORKER);
   if (opfs && (await w.ask({ open: 64 * 4 * MB })) !== 'ready') throw new Error('the OPFS reader did not start');
   const g0 = port ? null : worker(realm);
   const ask = port ? asker(w.port(realm)) : g0.ask;
-  const alone = await reader(w, chunks);
-  const done = reader(w, chunks);
+  const alone = await reader(w, chunks, work);
+  const done = reader(w, chunks, work);
   const g = await gallery(ask, done);
   const beside = await done;
   const idle = await gallery(ask, new Promise((r) => setTimeout(r, 2000)));
   w.close();
   g0?.close();
+  unlead?.();
   if (tab) realm.close();
-  const where = `gallery in ${tab ? 'another tab' : 'this page'}, ${port ? "through a port to the reader's worker" : 'its own worker'}${opfs ? ', the reader reading OPFS' : ''}`;
+  const where = `gallery in ${tab ? 'another tab' : 'this page'}, ${port ? "through a port to the reader's worker" : 'its own worker'}${opfs ? ', the reader reading OPFS' : ''}${leader ? ", a leading tab's lock, broker and channel held" : ''}${work ? `, ${work} ms of work a chunk` : ''}`;
   return [
     { workload: 'reader at 50 MB/s, alone', config: where, median: alone, n: 1 },
     { workload: 'reader at 50 MB/s, beside the gallery', config: where, median: beside, n: 1 },
