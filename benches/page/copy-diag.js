@@ -5,7 +5,7 @@
 // for the idle checkpoint to copy the WAL into the database file. In each
 // build given (a package path), so that the build before WAL runs in the
 // same session. Two passes, the builds and ways in opposite orders.
-import { MB, randomBytes } from './measure.js';
+import { MB, randomBytes, time } from './measure.js';
 
 const PAUSE_MS = 1000;
 const TEXT50 = 'resq-wasm benchmark row text, fifty characters...'.padEnd(50, '.');
@@ -49,16 +49,10 @@ async function sample(build, workload, pause) {
   const w = WORKLOADS[workload];
   const db = await open(`copy-diag-${Math.random().toString(36).slice(2, 8)}.db`);
   const input = await w.setup(db);
-  const times = [];
-  for (let i = 0; i < w.n + 1; i++) {
-    const t0 = performance.now();
-    await w.sample(db, input);
-    if (i >= 1) times.push(performance.now() - t0);
-    if (pause) await new Promise((r) => setTimeout(r, PAUSE_MS));
-  }
+  const after = pause ? () => new Promise((r) => setTimeout(r, PAUSE_MS)) : undefined;
+  const r = await time(() => w.sample(db, input), { n: w.n, warmup: 1, after });
   await db.close();
-  times.sort((a, b) => a - b);
-  return { median: times[w.n >> 1], p95: times[w.n - 1], n: w.n };
+  return r;
 }
 
 export async function run({ builds = ['/pkg/'], workloads = Object.keys(WORKLOADS), flip = false } = {}) {

@@ -1,13 +1,21 @@
 // Timing helpers that run in the page.
 
-/** Runs `fn` `warmup` times, then `n` times; returns { median, p95 } in ms. */
-export async function time(fn, { n = 30, warmup = 5 } = {}) {
-  for (let i = 0; i < warmup; i++) await fn();
+/**
+ * Runs `fn` `warmup` times, then `n` times; returns { median, p95 } in ms.
+ * `after`, if given, runs after each call, outside the timing (a pause
+ * that lets the worker's idle work finish, say).
+ */
+export async function time(fn, { n = 30, warmup = 5, after } = {}) {
+  for (let i = 0; i < warmup; i++) {
+    await fn();
+    await after?.();
+  }
   const samples = [];
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
     await fn();
     samples.push(performance.now() - t0);
+    await after?.();
   }
   samples.sort((a, b) => a - b);
   const at = (q) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))];

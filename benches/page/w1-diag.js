@@ -4,22 +4,14 @@
 // after each sample, long enough for the idle checkpoint to copy the WAL
 // into the database file. Two passes, the order flipped.
 import { open } from 'resq-wasm';
-import { randomBytes, MB } from './measure.js';
+import { randomBytes, MB, time } from './measure.js';
 
 const PAUSE_MS = 1000;
 const N = 15;
 
-async function sample(db, bytes, pause) {
-  const times = [];
-  for (let i = 0; i < N + 2; i++) {
-    const t0 = performance.now();
-    await db.execute('INSERT INTO w(data) VALUES (?)', [bytes]);
-    const t = performance.now() - t0;
-    if (i >= 2) times.push(t);
-    if (pause) await new Promise((r) => setTimeout(r, PAUSE_MS));
-  }
-  times.sort((a, b) => a - b);
-  return { median: times[N >> 1], p95: times[Math.ceil(N * 0.95) - 1], n: N };
+function sample(db, bytes, pause) {
+  const after = pause ? () => new Promise((r) => setTimeout(r, PAUSE_MS)) : undefined;
+  return time(() => db.execute('INSERT INTO w(data) VALUES (?)', [bytes]), { n: N, warmup: 2, after });
 }
 
 const WAYS = { 'back to back': false, [`a ${PAUSE_MS} ms pause after each`]: true };
