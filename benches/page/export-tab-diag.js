@@ -13,14 +13,7 @@
 // `probe`: each window's main thread kept busy by a MessageChannel ping
 // loop, which reports the gaps in it over 10 ms.
 import { open } from 'resq-wasm';
-import { MB } from './measure.js';
-
-async function anotherTab() {
-  const w = window.open(location.href);
-  if (!w) throw new Error('the page could not open another tab');
-  await new Promise((r) => w.addEventListener('load', r, { once: true }));
-  return w;
-}
+import { MB, anotherTab } from './measure.js';
 
 /** The export at 50 MB/s; with `ranged`, the value read instead in 4 MiB `readBlob`s at the same pace. */
 async function exportAt50(db, ranged, mb) {

@@ -148,3 +148,11 @@ export function probe(name, what) {
     channel.postMessage({ probe: what, worker: `resq-wasm: ${name}`, id });
   });
 }
+
+/** Another tab of this page's origin, once it has loaded: its window. */
+export async function anotherTab() {
+  const w = window.open(location.href);
+  if (!w) throw new Error('the page could not open another tab');
+  await new Promise((r) => w.addEventListener('load', r, { once: true }));
+  return w;
+}

@@ -10,7 +10,7 @@
 // `tab`: the gallery's session is opened in another tab (a window this page
 // opens), whose calls reach the database through the leading tab's worker.
 import { open } from 'resq-wasm';
-import { MB } from './measure.js';
+import { MB, anotherTab } from './measure.js';
 
 const EVERY_MS = 20;
 
@@ -85,9 +85,7 @@ async function settled(writer, what) {
 
 /** A session on `name` opened in another tab of this origin, and a function that closes the tab. */
 async function inAnotherTab(name) {
-  const w = window.open(location.href);
-  if (!w) throw new Error('the page could not open another tab');
-  await new Promise((r) => w.addEventListener('load', r, { once: true }));
+  const w = await anotherTab();
   // The module is imported in the other tab's realm: its Database lives there.
   const lib = await w.eval("import('resq-wasm')");
   return { db: await lib.open(name), close: () => w.close() };

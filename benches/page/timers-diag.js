@@ -9,7 +9,7 @@
 // page holds what a leading tab of the package does; `work`: with
 // `opfs`, ms the reader's thread computes for each chunk. Reported: the
 // reader's time alone and beside the gallery, and the gallery's pace.
-import { MB } from './measure.js';
+import { MB, anotherTab } from './measure.js';
 
 const EVERY_MS = 20;
 
@@ -97,13 +97,6 @@ async function gallery(ask, done) {
     await new Promise((r) => setTimeout(r, EVERY_MS));
   }
   return { laps, msPerLap: (performance.now() - t0) / laps };
-}
-
-async function anotherTab() {
-  const w = window.open(location.href);
-  if (!w) throw new Error('the page could not open another tab');
-  await new Promise((r) => w.addEventListener('load', r, { once: true }));
-  return w;
 }
 
 /**
