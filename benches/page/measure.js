@@ -17,9 +17,14 @@ export async function time(fn, { n = 30, warmup = 5, after } = {}) {
     samples.push(performance.now() - t0);
     await after?.();
   }
+  return summary(samples);
+}
+
+/** The median and p95 of timed samples (sorts them). */
+export function summary(samples) {
   samples.sort((a, b) => a - b);
   const at = (q) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))];
-  return { median: at(0.5), p95: at(0.95), n };
+  return { median: at(0.5), p95: at(0.95), n: samples.length };
 }
 
 /** A bare worker echoing messages back: the floor of any worker round trip. */
