@@ -15,11 +15,12 @@
 
 import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
-import { mkdtempSync, readFileSync, readdirSync, renameSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
 import { serve } from '../../scripts/serve.mjs';
+import { processTree, residentBytes } from './processes.mjs';
 import { launchWebKit } from './webkit.mjs';
 
 const repo = resolve(import.meta.dirname, '../..');
@@ -227,26 +228,6 @@ class FirefoxPage {
   }
 }
 
-/** The pids of `pid` and all its descendants, read from /proc. */
-function processTree(pid) {
-  const children = new Map();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      // Field 4 of /proc/<pid>/stat is the parent pid (after the command in parentheses).
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (!children.has(ppid)) children.set(ppid, []);
-      children.get(ppid).push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  const tree = [pid];
-  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]) ?? []));
-  return tree;
-}
-
 /** The `-contentproc` processes of Firefox `pid` that render web pages ("… tab" on their command line). */
 function webContentProcesses(pid) {
   return processTree(pid).filter((p) => {
@@ -289,9 +270,17 @@ export async function launch(
       args: [...CHROMIUM_ARGS, ...fake, ...timers],
       headless: true,
     });
+    const pids = () => {
+      const found = execFileSync('pgrep', ['-f', '--', `user-data-dir=${profile}`], { encoding: 'utf8' });
+      return found
+        .split('\n')
+        .filter(Boolean)
+        .flatMap((p) => processTree(Number(p)));
+    };
     return {
       context,
       newPage: () => context.newPage(),
+      resident: () => residentBytes(pids()),
       kill: () => execFileSync('pkill', ['-KILL', '-f', '--', `user-data-dir=${profile}`]),
       close: () => context.close(),
     };
@@ -338,6 +327,7 @@ export async function launch(
   return {
     context,
     newPage: context.newPage,
+    resident: () => residentBytes(processTree(pid)),
     kill() {
       // Stop the tree first so no child outlives its parent long enough to
       // flush anything, then kill it.
@@ -401,6 +391,8 @@ export async function start({
     page,
     newPage,
     errors,
+    /** The browser's resident memory: its processes' VmRSS together, in bytes. */
+    resident: () => browser.resident(),
     /**
      * Gives `page`'s origin the `quota` of start(): in Chromium now, through
      * CDP (Storage.overrideQuotaForOrigin); in Firefox it was set at launch,

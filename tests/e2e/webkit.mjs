@@ -13,6 +13,7 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { processTree, residentBytes } from './processes.mjs';
 
 // The browser the driver starts: WebKitGTK with a persistent profile
 // (webkit-browser.py; MiniBrowser's automation sessions are private).
@@ -281,7 +282,8 @@ export async function launchWebKit(profile) {
       await session.raw('DELETE', '').catch(() => {});
       stop();
     };
-    return { context: { newPage, close }, newPage, kill: stop, close };
+    const resident = () => residentBytes(processTree(driver.pid));
+    return { context: { newPage, close }, newPage, resident, kill: stop, close };
   } catch (e) {
     stop();
     throw e;
