@@ -19,7 +19,8 @@ export async function run({ order = Object.keys(WAYS), size = MB, storage } = {}
   const rows = [];
   for (const w of order) rows.push({ workload: 'W2 diag', config: w, ...(await time(() => WAYS[w](db, id), { n: 60, warmup: 3 })) });
   await new Promise((r) => setTimeout(r, 2000));
-  for (const w of order) rows.push({ workload: 'W2 diag, after 2 s', config: w, ...(await time(() => WAYS[w](db, id), { n: 60, warmup: 3 })) });
+  for (const w of order)
+    rows.push({ workload: 'W2 diag, after 2 s', config: w, ...(await time(() => WAYS[w](db, id), { n: 60, warmup: 3 })) });
   await db.close();
   return rows;
 }
