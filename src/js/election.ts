@@ -25,6 +25,7 @@ import {
   type AskedStorage,
   type Storage,
 } from './protocol.js';
+import { spawnWorker } from './spawn.js';
 
 export interface ElectionOptions {
   name: string;
@@ -142,8 +143,8 @@ export class Election {
     }
     // Page Lifecycle: `pagehide`/`pageshow` on the window, `freeze`/`resume`
     // on the document (absent in a worker that opens a database).
-    addEventListener('pagehide', this.#stepDown);
-    addEventListener('pageshow', this.#stepUp);
+    globalThis.addEventListener?.('pagehide', this.#stepDown);
+    globalThis.addEventListener?.('pageshow', this.#stepUp);
     globalThis.document?.addEventListener('freeze', this.#stepDown);
     globalThis.document?.addEventListener('resume', this.#stepUp);
     // Lead now if nobody does; otherwise follow, and queue for the lead.
@@ -163,8 +164,8 @@ export class Election {
     const asked = this.#onLeader;
     this.#onLeader = null;
     asked?.(null);
-    removeEventListener('pagehide', this.#stepDown);
-    removeEventListener('pageshow', this.#stepUp);
+    globalThis.removeEventListener?.('pagehide', this.#stepDown);
+    globalThis.removeEventListener?.('pageshow', this.#stepUp);
     globalThis.document?.removeEventListener('freeze', this.#stepDown);
     globalThis.document?.removeEventListener('resume', this.#stepUp);
   }
@@ -249,7 +250,7 @@ export class Election {
   async #leadWhileHeld(): Promise<void> {
     // The name tells the worker which wasm to load as it starts (see worker.ts).
     const name = `${this.key === null ? WORKER_NAME : ENCRYPTED_WORKER_NAME}${this.#opts.name}`;
-    const worker = startWorker(() => new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name }));
+    const worker = startWorker(() => spawnWorker(name));
     const client = this.#seat.client(worker);
     let ended!: () => void;
     const end = new Promise<void>((r) => (ended = r));
@@ -283,7 +284,7 @@ export class Election {
       worker.terminate();
       throw err;
     }
-    navigator.locks
+    globalThis.navigator?.locks
       ?.request(lock, { signal: this.#stop.signal }, () => die('the worker was stopped (by the browser, or from outside)'))
       .catch(() => {});
     if (this.#closed) {

@@ -14,6 +14,7 @@ import { keyBytes } from './keyproof.js';
 import { Link } from './link.js';
 import { ResqError, badParam } from './errors.js';
 import { Transfer, isDetached } from './params.js';
+import { canStartWorkers } from './spawn.js';
 import type { AskedStorage, Storage } from './protocol.js';
 
 export { Database, ResqError, Transfer };
@@ -115,7 +116,7 @@ export async function open(name: string, options: OpenOptions = {}): Promise<Dat
     throw badParam("unknown storage 'default'; use 'opfs', 'idb' or 'memory', or leave it out");
   const threshold = options.blobTransferThreshold ?? DEFAULT_BLOB_TRANSFER_THRESHOLD;
   if (typeof threshold !== 'number' || !(threshold >= 0)) throw badParam('blobTransferThreshold must be a number of bytes, 0 or more');
-  if (typeof Worker === 'undefined') throw new ResqError('RESQ_UNSUPPORTED', 'resq-wasm needs Web Workers');
+  if (!canStartWorkers()) throw new ResqError('RESQ_UNSUPPORTED', 'resq-wasm needs Web Workers');
   if (storage === 'opfs' && !globalThis.navigator?.storage?.getDirectory) {
     throw new ResqError(
       'RESQ_UNSUPPORTED',

@@ -269,6 +269,11 @@ test('vite build, defaults: the worker, the broker and both wasms are emitted as
   assert.equal(assets.filter((f) => f.endsWith('.wasm')).length, 2, `no other wasm in ${assets}`);
   assert.equal(assets.filter((f) => /^worker-.*\.js$/.test(f)).length, 1, `a worker chunk in ${assets}`);
   assert.equal(assets.filter((f) => /^broker-.*\.js$/.test(f)).length, 1, `a broker chunk in ${assets}`);
+  // Nothing of the Node entry reaches a browser build (its `node` condition).
+  const withNode = assets.filter(
+    (f) => f.endsWith('.js') && /\bnode:|worker_threads/.test(readFileSync(join(app, 'dist/assets', f), 'utf8')),
+  );
+  assert.deepEqual(withNode, [], 'no chunk imports node: modules');
 });
 
 /**

@@ -52,7 +52,7 @@ test('every size is within its budget (size-budgets.json)', (t) => {
 test('every JS and wasm file the package exports has a budget', () => {
   const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'));
   const exported = Object.values(pkg.exports)
-    .map((e) => (typeof e === 'string' ? e : e.default))
+    .flatMap((e) => (typeof e === 'string' ? [e] : [e.default, e.node].filter(Boolean)))
     .filter((f) => /\.(js|wasm)$/.test(f))
     .map((f) => f.replace(/^\.\//, ''));
   const budgeted = new Set(budgets.sizes.flatMap((b) => b.files ?? [b.graph]));

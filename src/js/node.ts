@@ -1,0 +1,69 @@
+// resq-wasm in Node (≥ 20), for an app's unit tests: the `node` export
+// condition picks this entry. It runs the same wasm and the same worker
+// code as a browser, in a `worker_threads` Worker (node-worker.ts) behind
+// the interface of a browser's `Worker`, with the same API, errors and
+// values. Node has no OPFS and no IndexedDB: databases live in memory.
+
+import { Worker as Thread } from 'node:worker_threads';
+import type { Database } from './database.js';
+import { ResqError } from './errors.js';
+import { importDatabase as importInto, open as openIn, type OpenOptions } from './index.js';
+import type { ImportSource } from './backup.js';
+import { installWorkerStarter } from './spawn.js';
+
+export * from './index.js';
+
+/** A `worker_threads` Worker as the page's code uses a browser's `Worker`. */
+class ThreadWorker extends EventTarget {
+  onmessage: ((e: MessageEvent) => void) | null = null;
+  #thread: Thread;
+
+  constructor(name: string) {
+    super();
+    this.#thread = new Thread(new URL('./node-worker.js', import.meta.url), { workerData: { name } });
+    this.#thread.on('message', (data) => this.#emit(new MessageEvent('message', { data })));
+    this.#thread.on('messageerror', () => this.dispatchEvent(new Event('messageerror')));
+    this.#thread.on('error', (err) => this.dispatchEvent(Object.assign(new Event('error'), { message: String(err) })));
+  }
+
+  #emit(e: MessageEvent): void {
+    this.onmessage?.(e);
+    this.dispatchEvent(e);
+  }
+
+  postMessage(message: unknown, transfer: Transferable[] = []): void {
+    this.#thread.postMessage(message, transfer);
+  }
+
+  terminate(): void {
+    void this.#thread.terminate();
+  }
+}
+
+const startThread = (name: string) => new ThreadWorker(name) as unknown as Worker;
+
+/** The one storage Node has; `name` and `storage` as `open()` takes them. */
+function memoryOnly(name: string, storage: unknown): void {
+  if (storage === 'memory' || (storage === undefined && name === ':memory:')) return;
+  throw new ResqError(
+    'RESQ_UNSUPPORTED',
+    `in Node, resq-wasm keeps databases in memory only: open(':memory:') or open(name, { storage: 'memory' }) (OPFS and IndexedDB are a browser's)`,
+  );
+}
+
+/** As the browser's `open()`; in Node, `':memory:'` or `storage: 'memory'` only. */
+export async function open(name: string, options: OpenOptions = {}): Promise<Database> {
+  if (typeof name === 'string' && options !== null && typeof options === 'object') memoryOnly(name, options.storage);
+  installWorkerStarter(startThread);
+  return openIn(name, options);
+}
+
+/** As the browser's `importDatabase()`; in Node, into an open memory `Database` only. */
+export async function importDatabase(
+  target: string | Database,
+  source: ImportSource,
+  options: { key?: string | Uint8Array; storage?: 'opfs' | 'idb' | 'memory' } = {},
+): Promise<void> {
+  if (typeof target === 'string') memoryOnly(target, 'a name');
+  return importInto(target, source, options);
+}
