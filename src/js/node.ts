@@ -13,15 +13,25 @@ import { installWorkerStarter } from './spawn.js';
 
 export * from './index.js';
 
-/** A `worker_threads` Worker as the page's code uses a browser's `Worker`. */
+/**
+ * A `worker_threads` Worker as the page's code uses a browser's `Worker`.
+ * It keeps Node's process alive only while a call waits for its answer: a
+ * script that never closes its database still ends, as a page would.
+ */
 class ThreadWorker extends EventTarget {
   onmessage: ((e: MessageEvent) => void) | null = null;
   #thread: Thread;
+  /** Requests sent and not yet answered. */
+  #waiting = 0;
 
   constructor(name: string) {
     super();
     this.#thread = new Thread(new URL('./node-worker.js', import.meta.url), { workerData: { name } });
-    this.#thread.on('message', (data) => this.#emit(new MessageEvent('message', { data })));
+    this.#thread.unref();
+    this.#thread.on('message', (data) => {
+      if (isAnswer(data) && this.#waiting > 0 && --this.#waiting === 0) this.#thread.unref();
+      this.#emit(new MessageEvent('message', { data }));
+    });
     this.#thread.on('messageerror', () => this.dispatchEvent(new Event('messageerror')));
     this.#thread.on('error', (err) => this.dispatchEvent(Object.assign(new Event('error'), { message: String(err) })));
   }
@@ -32,6 +42,7 @@ class ThreadWorker extends EventTarget {
   }
 
   postMessage(message: unknown, transfer: Transferable[] = []): void {
+    if (isAnswer(message) && this.#waiting++ === 0) this.#thread.ref();
     this.#thread.postMessage(message, transfer);
   }
 
@@ -39,6 +50,9 @@ class ThreadWorker extends EventTarget {
     void this.#thread.terminate();
   }
 }
+
+/** A request (it has an id), or its answer (the same id). */
+const isAnswer = (m: unknown) => typeof m === 'object' && m !== null && typeof (m as { id?: unknown }).id === 'number';
 
 const startThread = (name: string) => new ThreadWorker(name) as unknown as Worker;
 

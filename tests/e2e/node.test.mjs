@@ -6,6 +6,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -105,4 +106,21 @@ test('an OPFS or IndexedDB name in Node is RESQ_UNSUPPORTED, naming the way out'
       (e) => e instanceof pkg.ResqError && e.code === 'RESQ_UNSUPPORTED' && /open\(':memory:'\)/.test(e.message),
     );
   }
+});
+
+test('a Node script that never closes its database still ends once its calls are answered', { skip }, () => {
+  const script = join(app, 'no-close.mjs');
+  writeFileSync(
+    script,
+    `import { open } from 'resq-wasm';
+const db = await open(':memory:');
+await db.execute('CREATE TABLE t(x)');
+await db.execute('INSERT INTO t VALUES (7)');
+console.log(JSON.stringify(await db.query('SELECT x FROM t')));
+`,
+  );
+  const r = spawnSync(process.execPath, [script], { cwd: app, encoding: 'utf8', timeout: 30_000 });
+  assert.equal(r.signal, null, `the script was still running after 30 s: ${r.stderr}`);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout.trim(), '[{"x":7}]');
 });
