@@ -30,15 +30,12 @@ class ThreadWorker extends EventTarget {
     this.#thread.unref();
     this.#thread.on('message', (data) => {
       if (isAnswer(data) && this.#waiting > 0 && --this.#waiting === 0) this.#thread.unref();
-      this.#emit(new MessageEvent('message', { data }));
+      const e = new MessageEvent('message', { data });
+      this.onmessage?.(e);
+      this.dispatchEvent(e);
     });
     this.#thread.on('messageerror', () => this.dispatchEvent(new Event('messageerror')));
     this.#thread.on('error', (err) => this.dispatchEvent(Object.assign(new Event('error'), { message: String(err) })));
-  }
-
-  #emit(e: MessageEvent): void {
-    this.onmessage?.(e);
-    this.dispatchEvent(e);
   }
 
   postMessage(message: unknown, transfer: Transferable[] = []): void {
@@ -56,18 +53,19 @@ const isAnswer = (m: unknown) => typeof m === 'object' && m !== null && typeof (
 
 const startThread = (name: string) => new ThreadWorker(name) as unknown as Worker;
 
-/** The one storage Node has; `name` and `storage` as `open()` takes them. */
-function memoryOnly(name: string, storage: unknown): void {
-  if (storage === 'memory' || (storage === undefined && name === ':memory:')) return;
-  throw new ResqError(
+/** What Node refuses: a database kept anywhere but in memory. */
+const storedRefused = () =>
+  new ResqError(
     'RESQ_UNSUPPORTED',
     `in Node, resq-wasm keeps databases in memory only: open(':memory:') or open(name, { storage: 'memory' }) (OPFS and IndexedDB are a browser's)`,
   );
-}
 
 /** As the browser's `open()`; in Node, `':memory:'` or `storage: 'memory'` only. */
 export async function open(name: string, options: OpenOptions = {}): Promise<Database> {
-  if (typeof name === 'string' && options !== null && typeof options === 'object') memoryOnly(name, options.storage);
+  if (typeof name === 'string' && options !== null && typeof options === 'object') {
+    const storage = options.storage ?? (name === ':memory:' ? 'memory' : undefined);
+    if (storage !== 'memory') throw storedRefused();
+  }
   installWorkerStarter(startThread);
   return openIn(name, options);
 }
@@ -76,8 +74,8 @@ export async function open(name: string, options: OpenOptions = {}): Promise<Dat
 export async function importDatabase(
   target: string | Database,
   source: ImportSource,
-  options: { key?: string | Uint8Array; storage?: 'opfs' | 'idb' | 'memory' } = {},
+  options: Parameters<typeof importInto>[2] = {},
 ): Promise<void> {
-  if (typeof target === 'string') memoryOnly(target, 'a name');
+  if (typeof target === 'string') throw storedRefused();
   return importInto(target, source, options);
 }
