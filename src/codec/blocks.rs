@@ -10,7 +10,11 @@
 //! Writes go to blocks held in memory until the next sync. Past
 //! [`BlockFile::spill_due`] they are packed into a segment of their own
 //! (staged: a `Blob` not yet stored), so a large write holds little
-//! memory. A sync packs what is left into one more segment and says what
+//! memory. A held block that is zeros but for a few bytes is kept as those
+//! bytes ([`Held::Sparse`]) and is not staged: SQLite writes such pages by
+//! the million for a value's placeholder (`zeroblob`), then writes each of
+//! them again with the value's bytes, so staging them would make a segment
+//! of every one only for the next write to make it dead (experiment 036). A sync packs what is left into one more segment and says what
 //! one IndexedDB transaction must store for the file to be as written:
 //! the new segments, the changed map chunks and the size, and the
 //! segments no block uses any more. So the file in storage is always as
@@ -19,7 +23,10 @@
 //! the file is loaded again from there.
 
 use super::Result;
+use sparse::{dense, sparse_write, Runs};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+mod sparse;
 
 /// Blocks per map chunk: 4,096, a chunk of 32 KiB (two words a block).
 pub const CHUNK: u64 = 4096;
@@ -54,13 +61,31 @@ pub struct Sync {
     pub dead: Vec<u32>,
 }
 
+/// A block written since the last sync, not yet staged.
+enum Held {
+    /// Its bytes.
+    Dense(Box<[u8]>),
+    /// Zeros but for runs of bytes, as `sparse.rs` keeps them: at most
+    /// [`BlockFile::sparse_max`] bytes.
+    Sparse(Box<[u8]>),
+}
+
+/// Bytes a sparse block is counted for beyond its runs: its entry in the
+/// held blocks and its allocation.
+const SPARSE_OVERHEAD: usize = 48;
+/// Bytes of sparse blocks held before they are staged as well.
+const SPARSE_CAP: usize = 16 << 20;
+
 /// A file of `block`-byte blocks: its map, and its writes since the last sync.
 pub struct BlockFile {
     block: usize,
     size: u64,
     map: Vec<Option<Loc>>,
     /// Blocks written since the last sync, not yet staged.
-    held: BTreeMap<u64, Box<[u8]>>,
+    held: BTreeMap<u64, Held>,
+    /// Held blocks that are dense, and bytes the sparse ones take.
+    dense: usize,
+    sparse_bytes: usize,
     /// Segments staged since the last sync.
     staged: Vec<u32>,
     /// Map chunks changed since the last sync.
@@ -79,7 +104,7 @@ pub type Fetch<'a> = dyn FnMut(u32, u64, &mut [u8]) -> Result<()> + 'a;
 impl BlockFile {
     /// A file of `size` bytes whose map is `chunks` (as a sync stores them).
     pub fn load(block: usize, size: u64, chunks: &[(u64, Vec<u32>)]) -> BlockFile {
-        assert!(block > 0, "a block holds bytes");
+        assert!(block > 0 && block <= 1 << 16, "a block holds bytes, placed by two-byte offsets");
         let blocks = size.div_ceil(block as u64);
         let mut map = vec![None; blocks as usize];
         let mut live = HashMap::new();
@@ -98,6 +123,8 @@ impl BlockFile {
             size,
             map,
             held: BTreeMap::new(),
+            dense: 0,
+            sparse_bytes: 0,
             staged: Vec::new(),
             changed: BTreeSet::new(),
             live,
@@ -109,9 +136,15 @@ impl BlockFile {
         self.size
     }
 
-    /// Bytes of blocks held in memory.
+    /// Bytes of blocks held in memory: the dense ones whole, the sparse
+    /// ones as they are kept.
     pub fn held_bytes(&self) -> usize {
-        self.held.len() * self.block
+        self.dense * self.block + self.sparse_bytes
+    }
+
+    /// The most bytes a sparse block keeps: past them it is dense.
+    fn sparse_max(&self) -> usize {
+        (self.block / 16).min(512)
     }
 
     /// Reads `out.len()` bytes from `at`: what lies past the end is zeros,
@@ -126,10 +159,21 @@ impl BlockFile {
         while pos < end {
             let block = pos / b;
             let within = pos % b;
-            if let Some(bytes) = self.held.get(&block) {
+            if let Some(held) = self.held.get(&block) {
                 let n = (b - within).min(end - pos) as usize;
                 let o = (pos - at) as usize;
-                out[o..o + n].copy_from_slice(&bytes[within as usize..within as usize + n]);
+                let within = within as usize;
+                match held {
+                    Held::Dense(bytes) => out[o..o + n].copy_from_slice(&bytes[within..within + n]),
+                    Held::Sparse(runs) => {
+                        for (from, run) in Runs(runs) {
+                            let (lo, hi) = (from.max(within), (from + run.len()).min(within + n));
+                            if lo < hi {
+                                out[o + lo - within..o + hi - within].copy_from_slice(&run[lo - from..hi - from]);
+                            }
+                        }
+                    }
+                }
                 pos += n as u64;
                 continue;
             }
@@ -167,20 +211,56 @@ impl BlockFile {
             let block = pos / b;
             let within = (pos % b) as usize;
             let n = (b as usize - within).min((end - pos) as usize);
-            if !self.held.contains_key(&block) {
-                let mut fresh = vec![0u8; self.block].into_boxed_slice();
-                if n < self.block && block * b < self.size {
-                    self.read(block * b, &mut fresh, fetch)?;
-                }
-                self.held.insert(block, fresh);
-            }
             let o = (pos - at) as usize;
-            self.held.get_mut(&block).expect("held above")[within..within + n].copy_from_slice(&bytes[o..o + n]);
+            self.write_block(block, within, &bytes[o..o + n], fetch)?;
             pos += n as u64;
         }
         if end > self.size {
             self.resize(end);
         }
+        Ok(())
+    }
+
+    /// Writes `bytes` into block `block` from `within`.
+    fn write_block(&mut self, block: u64, within: usize, bytes: &[u8], fetch: &mut Fetch) -> Result<()> {
+        let b = self.block as u64;
+        let stored = block * b < self.size && self.map.get(block as usize).copied().flatten().is_some();
+        let held = match self.held.remove(&block) {
+            Some(held) => held,
+            // Zeros: past the end, never written, or about to be written whole.
+            None if !stored || bytes.len() == self.block => {
+                self.sparse_bytes += SPARSE_OVERHEAD;
+                Held::Sparse(Box::new([]))
+            }
+            None => {
+                let mut fresh = vec![0u8; self.block].into_boxed_slice();
+                self.read(block * b, &mut fresh, fetch)?;
+                self.dense += 1;
+                Held::Dense(fresh)
+            }
+        };
+        let held = match held {
+            Held::Dense(mut d) => {
+                d[within..within + bytes.len()].copy_from_slice(bytes);
+                Held::Dense(d)
+            }
+            Held::Sparse(runs) => {
+                self.sparse_bytes -= runs.len() + SPARSE_OVERHEAD;
+                match sparse_write(&runs, within, bytes, self.sparse_max()) {
+                    Some(runs) => {
+                        self.sparse_bytes += runs.len() + SPARSE_OVERHEAD;
+                        Held::Sparse(runs)
+                    }
+                    None => {
+                        let mut d = dense(&runs, self.block);
+                        d[within..within + bytes.len()].copy_from_slice(bytes);
+                        self.dense += 1;
+                        Held::Dense(d)
+                    }
+                }
+            }
+        };
+        self.held.insert(block, held);
         Ok(())
     }
 
@@ -190,21 +270,27 @@ impl BlockFile {
     pub fn truncate(&mut self, size: u64, fetch: &mut Fetch) -> Result<()> {
         let b = self.block as u64;
         if size < self.size && !size.is_multiple_of(b) {
-            let last = size / b;
-            if !self.held.contains_key(&last) {
-                let mut bytes = vec![0u8; self.block].into_boxed_slice();
-                self.read(last * b, &mut bytes, fetch)?;
-                self.held.insert(last, bytes);
-            }
-            self.held.get_mut(&last).expect("held above")[(size % b) as usize..].fill(0);
+            // Zeros from the new end to the block's end.
+            let (last, from) = (size / b, (size % b) as usize);
+            self.write_block(last, from, &vec![0u8; self.block - from], fetch)?;
         }
         let keep = size.div_ceil(b);
-        self.held.retain(|&k, _| k < keep);
+        for (_, held) in self.held.split_off(&keep) {
+            self.forget(&held);
+        }
         for k in keep..self.map.len() as u64 {
             self.set(k, None);
         }
         self.resize(size);
         Ok(())
+    }
+
+    /// Takes a held block out of the counts.
+    fn forget(&mut self, held: &Held) {
+        match held {
+            Held::Dense(_) => self.dense -= 1,
+            Held::Sparse(runs) => self.sparse_bytes -= runs.len() + SPARSE_OVERHEAD,
+        }
     }
 
     fn resize(&mut self, size: u64) {
@@ -217,29 +303,51 @@ impl BlockFile {
         }
     }
 
-    /// Whether the blocks held in memory have reached `bytes`: time to stage them.
+    /// Whether the dense blocks held in memory have reached `bytes`, or the
+    /// sparse ones their own bound: time to stage them.
     pub fn spill_due(&self, bytes: usize) -> bool {
-        self.held_bytes() >= bytes
+        self.dense * self.block >= bytes || self.sparse_bytes >= SPARSE_CAP
     }
 
-    /// Packs the blocks held in memory, in order, as staged segment `seg`:
-    /// the bytes that segment holds (the caller keeps them outside wasm
-    /// memory, and reads them back through `fetch`).
-    pub fn stage(&mut self, seg: u32) -> Vec<u8> {
-        let packed = self.pack(seg);
+    /// Packs the dense blocks held in memory, in order, as staged segment
+    /// `seg`: the bytes that segment holds (the caller keeps them outside
+    /// wasm memory, and reads them back through `fetch`). Sparse blocks
+    /// stay held, unless they are past their bound: then the first of them
+    /// are packed too, up to `bytes` of them.
+    pub fn stage(&mut self, seg: u32, bytes: usize) -> Vec<u8> {
+        let mut sparse_room = if self.sparse_bytes >= SPARSE_CAP { bytes / self.block } else { 0 };
+        let take: Vec<u64> = self
+            .held
+            .iter()
+            .filter(|(_, held)| match held {
+                Held::Dense(_) => true,
+                Held::Sparse(_) if sparse_room > 0 => {
+                    sparse_room -= 1;
+                    true
+                }
+                Held::Sparse(_) => false,
+            })
+            .map(|(&k, _)| k)
+            .collect();
+        let packed = self.pack(seg, take);
         if !packed.is_empty() {
             self.staged.push(seg);
         }
         packed
     }
 
-    fn pack(&mut self, seg: u32) -> Vec<u8> {
-        let held = std::mem::take(&mut self.held);
-        let mut packed = Vec::with_capacity(held.len() * self.block);
+    /// Packs held blocks `keys` (in order) as segment `seg`.
+    fn pack(&mut self, seg: u32, keys: Vec<u64>) -> Vec<u8> {
+        let mut packed = Vec::with_capacity(keys.len() * self.block);
         // Held blocks lie within the file: a truncate drops those past it.
-        for (i, (k, bytes)) in held.into_iter().enumerate() {
+        for (i, k) in keys.into_iter().enumerate() {
+            let held = self.held.remove(&k).expect("a held block");
+            self.forget(&held);
             self.set(k, Some(Loc { seg, index: i as u32 }));
-            packed.extend_from_slice(&bytes);
+            match held {
+                Held::Dense(bytes) => packed.extend_from_slice(&bytes),
+                Held::Sparse(runs) => packed.extend_from_slice(&dense(&runs, self.block)),
+            }
         }
         packed
     }
@@ -268,7 +376,7 @@ impl BlockFile {
     /// What a sync must store for the file to be as written, the blocks
     /// still held packed as segment `seg`. The file counts it stored.
     pub fn take_sync(&mut self, seg: u32) -> Sync {
-        let packed = self.pack(seg);
+        let packed = self.pack(seg, self.held.keys().copied().collect());
         let mut staged = std::mem::take(&mut self.staged);
         if !packed.is_empty() {
             staged.push(seg);
@@ -300,223 +408,4 @@ impl BlockFile {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Segments as storage keeps them, and the fetches made.
-    #[derive(Default)]
-    struct Store {
-        segs: HashMap<u32, Vec<u8>>,
-        chunks: BTreeMap<u64, Vec<u32>>,
-        size: u64,
-        next: u32,
-        fetches: usize,
-    }
-
-    impl Store {
-        fn fetch(&mut self) -> impl FnMut(u32, u64, &mut [u8]) -> Result<()> + '_ {
-            move |seg, at, buf| {
-                self.fetches += 1;
-                let s = &self.segs[&seg];
-                buf.copy_from_slice(&s[at as usize..at as usize + buf.len()]);
-                Ok(())
-            }
-        }
-
-        fn stage(&mut self, f: &mut BlockFile) {
-            self.next += 1;
-            let bytes = f.stage(self.next);
-            if !bytes.is_empty() {
-                self.segs.insert(self.next, bytes);
-            }
-        }
-
-        /// Stores a sync as its transaction would.
-        fn sync(&mut self, f: &mut BlockFile) -> Sync {
-            self.next += 1;
-            let s = f.take_sync(self.next);
-            if !s.packed.is_empty() {
-                self.segs.insert(s.seg, s.packed.clone());
-            }
-            for seg in s.released.iter().chain(&s.dead) {
-                assert!(self.segs.remove(seg).is_some(), "segment {seg} was kept");
-            }
-            for seg in &s.segments {
-                assert!(self.segs.contains_key(seg));
-            }
-            for (n, words) in &s.chunks {
-                self.chunks.insert(*n, words.clone());
-            }
-            self.chunks.retain(|&n, _| n < s.chunk_count);
-            self.size = s.size;
-            s
-        }
-
-        fn load(&self, block: usize) -> BlockFile {
-            let chunks: Vec<(u64, Vec<u32>)> = self.chunks.iter().map(|(n, w)| (*n, w.clone())).collect();
-            BlockFile::load(block, self.size, &chunks)
-        }
-    }
-
-    fn read_all(f: &BlockFile, store: &mut Store) -> Vec<u8> {
-        let mut out = vec![0u8; f.size() as usize];
-        f.read(0, &mut out, &mut store.fetch()).unwrap();
-        out
-    }
-
-    #[test]
-    fn written_bytes_come_back_before_and_after_a_sync_and_a_reload() {
-        let mut store = Store::default();
-        let mut f = BlockFile::load(4096, 0, &[]);
-        let data: Vec<u8> = (0..20_000u32).map(|i| (i * 7) as u8).collect();
-        f.write(100, &data, &mut store.fetch()).unwrap();
-        assert_eq!(f.size(), 20_100);
-        let mut want = vec![0u8; 100];
-        want.extend_from_slice(&data);
-        assert_eq!(read_all(&f, &mut store), want);
-        store.sync(&mut f);
-        assert_eq!(f.held_bytes(), 0);
-        assert_eq!(read_all(&f, &mut store), want);
-        let again = store.load(4096);
-        assert_eq!(read_all(&again, &mut store), want);
-    }
-
-    #[test]
-    fn blocks_that_follow_each_other_in_a_segment_are_read_in_one_call() {
-        let mut store = Store::default();
-        let mut f = BlockFile::load(4096, 0, &[]);
-        f.write(0, &vec![3u8; 64 * 4096], &mut store.fetch()).unwrap();
-        store.sync(&mut f);
-        store.fetches = 0;
-        let mut out = vec![0u8; 60 * 4096];
-        f.read(4096 + 10, &mut out, &mut store.fetch()).unwrap();
-        assert_eq!(store.fetches, 1);
-        assert!(out.iter().all(|&b| b == 3));
-        // A block written over since splits the run: three calls.
-        f.write(30 * 4096, &[9u8; 4096], &mut store.fetch()).unwrap();
-        store.sync(&mut f);
-        store.fetches = 0;
-        f.read(4096 + 10, &mut out, &mut store.fetch()).unwrap();
-        assert_eq!(store.fetches, 3);
-    }
-
-    #[test]
-    fn blocks_of_one_segment_out_of_order_are_read_each_from_its_place() {
-        // A map as storage may hold it: blocks 0 and 1 in one segment, but
-        // not side by side there.
-        let mut store = Store::default();
-        store.segs.insert(1, [vec![1u8; 16], vec![9u8; 16], vec![2u8; 16]].concat());
-        let f = BlockFile::load(16, 32, &[(0, vec![1, 0, 1, 2])]);
-        let mut want = vec![1u8; 16];
-        want.extend_from_slice(&[2u8; 16]);
-        assert_eq!(read_all(&f, &mut store), want);
-    }
-
-    #[test]
-    fn staged_blocks_leave_memory_and_read_back() {
-        let mut store = Store::default();
-        let mut f = BlockFile::load(8192, 0, &[]);
-        let mut want = Vec::new();
-        for i in 0..64u8 {
-            let part = vec![i; 100_000];
-            f.write(want.len() as u64, &part, &mut store.fetch()).unwrap();
-            want.extend_from_slice(&part);
-            if f.spill_due(1 << 20) {
-                store.stage(&mut f);
-            }
-            assert!(f.held_bytes() < (1 << 20) + 8192 * 14);
-        }
-        assert_eq!(read_all(&f, &mut store), want);
-        let s = store.sync(&mut f);
-        assert!(s.segments.len() > 4, "{} segments", s.segments.len());
-        assert_eq!(read_all(&store.load(8192), &mut store), want);
-    }
-
-    #[test]
-    fn a_segment_no_block_uses_is_deleted_or_never_stored() {
-        let mut store = Store::default();
-        let mut f = BlockFile::load(4096, 0, &[]);
-        f.write(0, &[1u8; 8192], &mut store.fetch()).unwrap();
-        let first = store.sync(&mut f).seg;
-        // Both blocks written over: the first segment is dead.
-        f.write(0, &[2u8; 8192], &mut store.fetch()).unwrap();
-        let s = store.sync(&mut f);
-        assert_eq!(s.dead, vec![first]);
-        // A staged segment written over before the sync is let go.
-        f.write(0, &[3u8; 8192], &mut store.fetch()).unwrap();
-        store.stage(&mut f);
-        let staged = store.next;
-        f.write(0, &[4u8; 8192], &mut store.fetch()).unwrap();
-        let s = store.sync(&mut f);
-        assert_eq!(s.released, vec![staged]);
-        assert_eq!(s.segments, vec![s.seg]);
-        assert_eq!(read_all(&store.load(4096), &mut store), vec![4u8; 8192]);
-    }
-
-    #[test]
-    fn what_a_truncate_cuts_off_reads_as_zeros_when_the_file_grows_again() {
-        let mut store = Store::default();
-        let mut f = BlockFile::load(4096, 0, &[]);
-        f.write(0, &[7u8; 3 * 4096], &mut store.fetch()).unwrap();
-        store.sync(&mut f);
-        f.truncate(5000, &mut store.fetch()).unwrap();
-        f.write(10_000, &[8u8; 10], &mut store.fetch()).unwrap();
-        store.sync(&mut f);
-        let mut want = vec![7u8; 5000];
-        want.resize(10_000, 0);
-        want.extend_from_slice(&[8u8; 10]);
-        assert_eq!(read_all(&f, &mut store), want);
-        assert_eq!(read_all(&store.load(4096), &mut store), want);
-        // Cut to nothing: the map's chunks go, and every segment.
-        f.truncate(0, &mut store.fetch()).unwrap();
-        let s = store.sync(&mut f);
-        assert_eq!((s.size, s.chunk_count), (0, 0));
-        assert!(store.segs.is_empty() && store.chunks.is_empty());
-    }
-
-    /// Random writes, truncates, stages and syncs against a plain buffer,
-    /// across map chunks: the file, and the file loaded again after each
-    /// sync, always read as the buffer.
-    #[test]
-    fn random_operations_read_as_a_plain_buffer() {
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut rand = move |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
-        let block = 512;
-        let mut store = Store::default();
-        let mut f = BlockFile::load(block, 0, &[]);
-        let mut model: Vec<u8> = Vec::new();
-        for step in 0..3000u32 {
-            match rand(10) {
-                0..=5 => {
-                    let at = rand(CHUNK * block as u64 * 2 + 5000);
-                    let len = 1 + rand(3 * block as u64) as usize;
-                    let bytes: Vec<u8> = (0..len).map(|i| (step as usize + i) as u8).collect();
-                    f.write(at, &bytes, &mut store.fetch()).unwrap();
-                    let end = at as usize + len;
-                    if model.len() < end {
-                        model.resize(end, 0);
-                    }
-                    model[at as usize..end].copy_from_slice(&bytes);
-                }
-                6 => {
-                    let size = rand(model.len() as u64 + 2000);
-                    f.truncate(size, &mut store.fetch()).unwrap();
-                    model.resize(size as usize, 0);
-                }
-                7 => store.stage(&mut f),
-                _ => {
-                    store.sync(&mut f);
-                    assert_eq!(read_all(&store.load(block), &mut store), model, "loaded again after step {step}");
-                }
-            }
-            if step % 50 == 0 {
-                assert_eq!(read_all(&f, &mut store), model, "after step {step}");
-            }
-        }
-    }
-}
+mod tests;

@@ -136,7 +136,7 @@ impl IdbFile {
     /// Packs what `file` holds into a new segment.
     fn stage(file: &mut File) -> VfsResult<()> {
         let seg = file.next;
-        let packed = file.blocks.stage(seg);
+        let packed = file.blocks.stage(seg, SPILL);
         if !packed.is_empty() {
             file.segs.insert(seg, Segment::new(&blob(&packed)?));
             file.next += 1;
