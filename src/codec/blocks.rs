@@ -76,6 +76,28 @@ const SPARSE_OVERHEAD: usize = 48;
 /// Bytes of sparse blocks held before they are staged as well.
 const SPARSE_CAP: usize = 16 << 20;
 
+/// Held blocks that are dense, and bytes the sparse ones take.
+#[derive(Default)]
+struct Counts {
+    dense: usize,
+    sparse_bytes: usize,
+}
+
+impl Counts {
+    /// Counts a held block in, or out.
+    fn count(&mut self, held: &Held, added: bool) {
+        let (counter, by) = match held {
+            Held::Dense(_) => (&mut self.dense, 1),
+            Held::Sparse(runs) => (&mut self.sparse_bytes, runs.len() + SPARSE_OVERHEAD),
+        };
+        if added {
+            *counter += by;
+        } else {
+            *counter -= by;
+        }
+    }
+}
+
 /// A file of `block`-byte blocks: its map, and its writes since the last sync.
 pub struct BlockFile {
     block: usize,
@@ -83,9 +105,8 @@ pub struct BlockFile {
     map: Vec<Option<Loc>>,
     /// Blocks written since the last sync, not yet staged.
     held: BTreeMap<u64, Held>,
-    /// Held blocks that are dense, and bytes the sparse ones take.
-    dense: usize,
-    sparse_bytes: usize,
+    /// What the held blocks take.
+    counts: Counts,
     /// Segments staged since the last sync.
     staged: Vec<u32>,
     /// Map chunks changed since the last sync.
@@ -123,8 +144,7 @@ impl BlockFile {
             size,
             map,
             held: BTreeMap::new(),
-            dense: 0,
-            sparse_bytes: 0,
+            counts: Counts::default(),
             staged: Vec::new(),
             changed: BTreeSet::new(),
             live,
@@ -139,7 +159,7 @@ impl BlockFile {
     /// Bytes of blocks held in memory: the dense ones whole, the sparse
     /// ones as they are kept.
     pub fn held_bytes(&self) -> usize {
-        self.dense * self.block + self.sparse_bytes
+        self.counts.dense * self.block + self.counts.sparse_bytes
     }
 
     /// The most bytes a sparse block keeps: past them it is dense.
@@ -224,43 +244,41 @@ impl BlockFile {
     /// Writes `bytes` into block `block` from `within`.
     fn write_block(&mut self, block: u64, within: usize, bytes: &[u8], fetch: &mut Fetch) -> Result<()> {
         let b = self.block as u64;
-        let stored = block * b < self.size && self.map.get(block as usize).copied().flatten().is_some();
-        let held = match self.held.remove(&block) {
-            Some(held) => held,
+        if !self.held.contains_key(&block) {
+            let stored = block * b < self.size && self.map.get(block as usize).copied().flatten().is_some();
             // Zeros: past the end, never written, or about to be written whole.
-            None if !stored || bytes.len() == self.block => {
-                self.sparse_bytes += SPARSE_OVERHEAD;
+            let fresh = if !stored || bytes.len() == self.block {
                 Held::Sparse(Box::new([]))
-            }
-            None => {
+            } else {
                 let mut fresh = vec![0u8; self.block].into_boxed_slice();
                 self.read(block * b, &mut fresh, fetch)?;
-                self.dense += 1;
                 Held::Dense(fresh)
-            }
-        };
-        let held = match held {
-            Held::Dense(mut d) => {
-                d[within..within + bytes.len()].copy_from_slice(bytes);
-                Held::Dense(d)
-            }
+            };
+            self.counts.count(&fresh, true);
+            self.held.insert(block, fresh);
+        }
+        let max = self.sparse_max();
+        let held = self.held.get_mut(&block).expect("held above");
+        let to = within..within + bytes.len();
+        match held {
+            Held::Dense(d) => d[to].copy_from_slice(bytes),
             Held::Sparse(runs) => {
-                self.sparse_bytes -= runs.len() + SPARSE_OVERHEAD;
-                match sparse_write(&runs, within, bytes, self.sparse_max()) {
-                    Some(runs) => {
-                        self.sparse_bytes += runs.len() + SPARSE_OVERHEAD;
-                        Held::Sparse(runs)
+                self.counts.sparse_bytes -= runs.len();
+                match sparse_write(runs, within, bytes, max) {
+                    Some(kept) => {
+                        self.counts.sparse_bytes += kept.len();
+                        *runs = kept;
                     }
                     None => {
-                        let mut d = dense(&runs, self.block);
-                        d[within..within + bytes.len()].copy_from_slice(bytes);
-                        self.dense += 1;
-                        Held::Dense(d)
+                        let mut d = dense(runs, self.block);
+                        d[to].copy_from_slice(bytes);
+                        self.counts.sparse_bytes -= SPARSE_OVERHEAD;
+                        self.counts.dense += 1;
+                        *held = Held::Dense(d);
                     }
                 }
             }
-        };
-        self.held.insert(block, held);
+        }
         Ok(())
     }
 
@@ -276,21 +294,13 @@ impl BlockFile {
         }
         let keep = size.div_ceil(b);
         for (_, held) in self.held.split_off(&keep) {
-            self.forget(&held);
+            self.counts.count(&held, false);
         }
         for k in keep..self.map.len() as u64 {
             self.set(k, None);
         }
         self.resize(size);
         Ok(())
-    }
-
-    /// Takes a held block out of the counts.
-    fn forget(&mut self, held: &Held) {
-        match held {
-            Held::Dense(_) => self.dense -= 1,
-            Held::Sparse(runs) => self.sparse_bytes -= runs.len() + SPARSE_OVERHEAD,
-        }
     }
 
     fn resize(&mut self, size: u64) {
@@ -306,7 +316,7 @@ impl BlockFile {
     /// Whether the dense blocks held in memory have reached `bytes`, or the
     /// sparse ones their own bound: time to stage them.
     pub fn spill_due(&self, bytes: usize) -> bool {
-        self.dense * self.block >= bytes || self.sparse_bytes >= SPARSE_CAP
+        self.counts.dense * self.block >= bytes || self.counts.sparse_bytes >= SPARSE_CAP
     }
 
     /// Packs the dense blocks held in memory, in order, as staged segment
@@ -315,39 +325,41 @@ impl BlockFile {
     /// stay held, unless they are past their bound: then the first of them
     /// are packed too, up to `bytes` of them.
     pub fn stage(&mut self, seg: u32, bytes: usize) -> Vec<u8> {
-        let mut sparse_room = if self.sparse_bytes >= SPARSE_CAP { bytes / self.block } else { 0 };
-        let take: Vec<u64> = self
-            .held
-            .iter()
-            .filter(|(_, held)| match held {
-                Held::Dense(_) => true,
-                Held::Sparse(_) if sparse_room > 0 => {
-                    sparse_room -= 1;
-                    true
-                }
-                Held::Sparse(_) => false,
-            })
-            .map(|(&k, _)| k)
-            .collect();
-        let packed = self.pack(seg, take);
+        let sparse = if self.counts.sparse_bytes >= SPARSE_CAP { bytes / self.block } else { 0 };
+        let packed = self.pack(seg, sparse);
         if !packed.is_empty() {
             self.staged.push(seg);
         }
         packed
     }
 
-    /// Packs held blocks `keys` (in order) as segment `seg`.
-    fn pack(&mut self, seg: u32, keys: Vec<u64>) -> Vec<u8> {
-        let mut packed = Vec::with_capacity(keys.len() * self.block);
+    /// Packs the dense blocks held, and the first `sparse` sparse ones, in
+    /// order, as segment `seg`.
+    fn pack(&mut self, seg: u32, mut sparse: usize) -> Vec<u8> {
+        let mut packed = Vec::new();
+        let mut index = 0;
         // Held blocks lie within the file: a truncate drops those past it.
-        for (i, k) in keys.into_iter().enumerate() {
-            let held = self.held.remove(&k).expect("a held block");
-            self.forget(&held);
-            self.set(k, Some(Loc { seg, index: i as u32 }));
-            match held {
-                Held::Dense(bytes) => packed.extend_from_slice(&bytes),
-                Held::Sparse(runs) => packed.extend_from_slice(&dense(&runs, self.block)),
+        for (k, held) in std::mem::take(&mut self.held) {
+            let take = match held {
+                Held::Dense(_) => true,
+                Held::Sparse(_) if sparse > 0 => {
+                    sparse -= 1;
+                    true
+                }
+                Held::Sparse(_) => false,
+            };
+            if !take {
+                self.held.insert(k, held);
+                continue;
             }
+            self.counts.count(&held, false);
+            let bytes = match held {
+                Held::Dense(bytes) => bytes,
+                Held::Sparse(runs) => dense(&runs, self.block),
+            };
+            self.set(k, Some(Loc { seg, index }));
+            index += 1;
+            packed.extend_from_slice(&bytes);
         }
         packed
     }
@@ -376,7 +388,7 @@ impl BlockFile {
     /// What a sync must store for the file to be as written, the blocks
     /// still held packed as segment `seg`. The file counts it stored.
     pub fn take_sync(&mut self, seg: u32) -> Sync {
-        let packed = self.pack(seg, self.held.keys().copied().collect());
+        let packed = self.pack(seg, usize::MAX);
         let mut staged = std::mem::take(&mut self.staged);
         if !packed.is_empty() {
             staged.push(seg);

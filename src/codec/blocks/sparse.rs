@@ -41,23 +41,22 @@ const GAP: usize = 8;
 /// it would keep more than `max` bytes.
 pub(super) fn sparse_write(runs: &[u8], within: usize, bytes: &[u8], max: usize) -> Option<Box<[u8]>> {
     let end = within + bytes.len();
-    let mut out: Vec<(usize, &[u8])> = Vec::new();
-    // What lies before and after the write, of the runs it overlaps.
-    for (at, run) in Runs(runs) {
-        let run_end = at + run.len();
-        if at < within {
-            out.push((at, &run[..run.len().min(within - at)]));
+    let mut enc = Vec::new();
+    let mut put = |at: usize, run: &[u8]| {
+        if !run.is_empty() {
+            enc.extend_from_slice(&(at as u16).to_le_bytes());
+            enc.extend_from_slice(&(run.len() as u16).to_le_bytes());
+            enc.extend_from_slice(run);
         }
-        if run_end > end {
-            let from = end.max(at);
-            out.push((from, &run[from - at..]));
-        }
+        enc.len() <= max
+    };
+    // In order: what lies before the write, of the runs there; the written
+    // bytes' runs of non-zeros; what lies after it.
+    for (at, run) in Runs(runs).filter(|&(at, _)| at < within) {
+        put(at, &run[..run.len().min(within - at)]);
     }
-    // The written bytes' runs of non-zeros.
-    let mut kept: usize = out.iter().map(|(_, r)| 4 + r.len()).sum();
     let mut i = 0;
-    while i < bytes.len() {
-        let Some(start) = first_nonzero(&bytes[i..]).map(|p| i + p) else { break };
+    while let Some(start) = first_nonzero(&bytes[i..]).map(|p| i + p) {
         let mut stop = start;
         let mut zeros = 0;
         let mut j = start;
@@ -70,22 +69,14 @@ pub(super) fn sparse_write(runs: &[u8], within: usize, bytes: &[u8], max: usize)
             }
             j += 1;
         }
-        kept += 4 + stop - start;
-        if kept > max {
+        if !put(within + start, &bytes[start..stop]) {
             return None;
         }
-        out.push((within + start, &bytes[start..stop]));
         i = stop;
     }
-    if kept > max {
-        return None;
+    for (at, run) in Runs(runs).filter(|&(at, run)| at + run.len() > end) {
+        let from = end.max(at);
+        put(from, &run[from - at..]);
     }
-    out.sort_unstable_by_key(|&(at, _)| at);
-    let mut enc = Vec::with_capacity(kept);
-    for (at, run) in out.into_iter().filter(|(_, r)| !r.is_empty()) {
-        enc.extend_from_slice(&(at as u16).to_le_bytes());
-        enc.extend_from_slice(&(run.len() as u16).to_le_bytes());
-        enc.extend_from_slice(run);
-    }
-    Some(enc.into_boxed_slice())
+    (enc.len() <= max).then(|| enc.into_boxed_slice())
 }
