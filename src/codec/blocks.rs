@@ -11,10 +11,11 @@
 //! [`BlockFile::spill_due`] they are packed into a segment of their own
 //! (staged: a `Blob` not yet stored), so a large write holds little
 //! memory. A held block that is zeros but for a few bytes is kept as those
-//! bytes ([`Held::Sparse`]) and is not staged: SQLite writes such pages by
-//! the million for a value's placeholder (`zeroblob`), then writes each of
-//! them again with the value's bytes, so staging them would make a segment
-//! of every one only for the next write to make it dead (experiment 036). A sync packs what is left into one more segment and says what
+//! bytes (`sparse.rs`) and is not staged: SQLite writes such pages by the
+//! million for a value's placeholder (`zeroblob`), then writes each of them
+//! again with the value's bytes, so staging them would make a segment of
+//! every one only for the next write to make it dead (experiment 037). A
+//! sync packs what is left into one more segment and says what
 //! one IndexedDB transaction must store for the file to be as written:
 //! the new segments, the changed map chunks and the size, and the
 //! segments no block uses any more. So the file in storage is always as
@@ -61,52 +62,24 @@ pub struct Sync {
     pub dead: Vec<u32>,
 }
 
-/// A block written since the last sync, not yet staged.
-enum Held {
-    /// Its bytes.
-    Dense(Box<[u8]>),
-    /// Zeros but for runs of bytes, as `sparse.rs` keeps them: at most
-    /// [`BlockFile::sparse_max`] bytes.
-    Sparse(Box<[u8]>),
-}
-
 /// Bytes a sparse block is counted for beyond its runs: its entry in the
-/// held blocks and its allocation.
+/// map of them and its allocation.
 const SPARSE_OVERHEAD: usize = 48;
 /// Bytes of sparse blocks held before they are staged as well.
 const SPARSE_CAP: usize = 16 << 20;
-
-/// Held blocks that are dense, and bytes the sparse ones take.
-#[derive(Default)]
-struct Counts {
-    dense: usize,
-    sparse_bytes: usize,
-}
-
-impl Counts {
-    /// Counts a held block in, or out.
-    fn count(&mut self, held: &Held, added: bool) {
-        let (counter, by) = match held {
-            Held::Dense(_) => (&mut self.dense, 1),
-            Held::Sparse(runs) => (&mut self.sparse_bytes, runs.len() + SPARSE_OVERHEAD),
-        };
-        if added {
-            *counter += by;
-        } else {
-            *counter -= by;
-        }
-    }
-}
 
 /// A file of `block`-byte blocks: its map, and its writes since the last sync.
 pub struct BlockFile {
     block: usize,
     size: u64,
     map: Vec<Option<Loc>>,
-    /// Blocks written since the last sync, not yet staged.
-    held: BTreeMap<u64, Held>,
-    /// What the held blocks take.
-    counts: Counts,
+    /// Blocks written since the last sync, not yet staged: whole, or
+    /// (`sparse`) zeros but for runs of bytes, as `sparse.rs` keeps them,
+    /// at most [`Self::sparse_max`] bytes. A block is in one or the other.
+    held: BTreeMap<u64, Box<[u8]>>,
+    sparse: BTreeMap<u64, Box<[u8]>>,
+    /// Bytes the sparse blocks are counted for.
+    sparse_bytes: usize,
     /// Segments staged since the last sync.
     staged: Vec<u32>,
     /// Map chunks changed since the last sync.
@@ -144,7 +117,8 @@ impl BlockFile {
             size,
             map,
             held: BTreeMap::new(),
-            counts: Counts::default(),
+            sparse: BTreeMap::new(),
+            sparse_bytes: 0,
             staged: Vec::new(),
             changed: BTreeSet::new(),
             live,
@@ -159,7 +133,7 @@ impl BlockFile {
     /// Bytes of blocks held in memory: the dense ones whole, the sparse
     /// ones as they are kept.
     pub fn held_bytes(&self) -> usize {
-        self.counts.dense * self.block + self.counts.sparse_bytes
+        self.held.len() * self.block + self.sparse_bytes
     }
 
     /// The most bytes a sparse block keeps: past them it is dense.
@@ -179,19 +153,20 @@ impl BlockFile {
         while pos < end {
             let block = pos / b;
             let within = pos % b;
-            if let Some(held) = self.held.get(&block) {
+            if let Some(bytes) = self.held.get(&block) {
                 let n = (b - within).min(end - pos) as usize;
                 let o = (pos - at) as usize;
-                let within = within as usize;
-                match held {
-                    Held::Dense(bytes) => out[o..o + n].copy_from_slice(&bytes[within..within + n]),
-                    Held::Sparse(runs) => {
-                        for (from, run) in Runs(runs) {
-                            let (lo, hi) = (from.max(within), (from + run.len()).min(within + n));
-                            if lo < hi {
-                                out[o + lo - within..o + hi - within].copy_from_slice(&run[lo - from..hi - from]);
-                            }
-                        }
+                out[o..o + n].copy_from_slice(&bytes[within as usize..within as usize + n]);
+                pos += n as u64;
+                continue;
+            }
+            if let Some(runs) = self.sparse.get(&block) {
+                let n = (b - within).min(end - pos) as usize;
+                let (o, within) = ((pos - at) as usize, within as usize);
+                for (from, run) in Runs(runs) {
+                    let (lo, hi) = (from.max(within), (from + run.len()).min(within + n));
+                    if lo < hi {
+                        out[o + lo - within..o + hi - within].copy_from_slice(&run[lo - from..hi - from]);
                     }
                 }
                 pos += n as u64;
@@ -206,6 +181,7 @@ impl BlockFile {
             let follows = |k: u64| {
                 k * b < end
                     && !self.held.contains_key(&k)
+                    && !self.sparse.contains_key(&k)
                     && self.map.get(k as usize).copied().flatten()
                         == Some(Loc { seg: first.seg, index: first.index + (k - block) as u32 })
             };
@@ -243,43 +219,46 @@ impl BlockFile {
 
     /// Writes `bytes` into block `block` from `within`.
     fn write_block(&mut self, block: u64, within: usize, bytes: &[u8], fetch: &mut Fetch) -> Result<()> {
-        let b = self.block as u64;
-        if !self.held.contains_key(&block) {
-            let stored = block * b < self.size && self.map.get(block as usize).copied().flatten().is_some();
-            // Zeros: past the end, never written, or about to be written whole.
-            let fresh = if !stored || bytes.len() == self.block {
-                Held::Sparse(Box::new([]))
-            } else {
-                let mut fresh = vec![0u8; self.block].into_boxed_slice();
-                self.read(block * b, &mut fresh, fetch)?;
-                Held::Dense(fresh)
-            };
-            self.counts.count(&fresh, true);
-            self.held.insert(block, fresh);
-        }
-        let max = self.sparse_max();
-        let held = self.held.get_mut(&block).expect("held above");
         let to = within..within + bytes.len();
-        match held {
-            Held::Dense(d) => d[to].copy_from_slice(bytes),
-            Held::Sparse(runs) => {
-                self.counts.sparse_bytes -= runs.len();
-                match sparse_write(runs, within, bytes, max) {
-                    Some(kept) => {
-                        self.counts.sparse_bytes += kept.len();
-                        *runs = kept;
-                    }
-                    None => {
-                        let mut d = dense(runs, self.block);
-                        d[to].copy_from_slice(bytes);
-                        self.counts.sparse_bytes -= SPARSE_OVERHEAD;
-                        self.counts.dense += 1;
-                        *held = Held::Dense(d);
-                    }
-                }
+        if let Some(d) = self.held.get_mut(&block) {
+            d[to].copy_from_slice(bytes);
+            return Ok(());
+        }
+        let runs = match self.sparse.remove(&block) {
+            Some(runs) => {
+                self.sparse_bytes -= runs.len() + SPARSE_OVERHEAD;
+                runs
+            }
+            // Zeros: past the end, never written, or about to be written whole.
+            None if bytes.len() == self.block || !self.stored(block) => Box::new([]),
+            None => {
+                let mut d = vec![0u8; self.block].into_boxed_slice();
+                self.read(block * self.block as u64, &mut d, fetch)?;
+                d[to].copy_from_slice(bytes);
+                self.held.insert(block, d);
+                return Ok(());
+            }
+        };
+        match sparse_write(&runs, within, bytes, self.sparse_max()) {
+            Some(kept) => {
+                self.sparse_bytes += kept.len() + SPARSE_OVERHEAD;
+                self.sparse.insert(block, kept);
+            }
+            None if bytes.len() == self.block => {
+                self.held.insert(block, bytes.into());
+            }
+            None => {
+                let mut d = dense(&runs, self.block);
+                d[to].copy_from_slice(bytes);
+                self.held.insert(block, d);
             }
         }
         Ok(())
+    }
+
+    /// Whether block `block` is in a segment, within the file.
+    fn stored(&self, block: u64) -> bool {
+        block * (self.block as u64) < self.size && self.map.get(block as usize).copied().flatten().is_some()
     }
 
     /// Cuts the file to `size` bytes, or lengthens it with zeros. A last
@@ -293,8 +272,9 @@ impl BlockFile {
             self.write_block(last, from, &vec![0u8; self.block - from], fetch)?;
         }
         let keep = size.div_ceil(b);
-        for (_, held) in self.held.split_off(&keep) {
-            self.counts.count(&held, false);
+        self.held.split_off(&keep);
+        for (_, runs) in self.sparse.split_off(&keep) {
+            self.sparse_bytes -= runs.len() + SPARSE_OVERHEAD;
         }
         for k in keep..self.map.len() as u64 {
             self.set(k, None);
@@ -316,7 +296,7 @@ impl BlockFile {
     /// Whether the dense blocks held in memory have reached `bytes`, or the
     /// sparse ones their own bound: time to stage them.
     pub fn spill_due(&self, bytes: usize) -> bool {
-        self.counts.dense * self.block >= bytes || self.counts.sparse_bytes >= SPARSE_CAP
+        self.held.len() * self.block >= bytes || self.sparse_bytes >= SPARSE_CAP
     }
 
     /// Packs the dense blocks held in memory, in order, as staged segment
@@ -325,40 +305,32 @@ impl BlockFile {
     /// stay held, unless they are past their bound: then the first of them
     /// are packed too, up to `bytes` of them.
     pub fn stage(&mut self, seg: u32, bytes: usize) -> Vec<u8> {
-        let sparse = if self.counts.sparse_bytes >= SPARSE_CAP { bytes / self.block } else { 0 };
-        let packed = self.pack(seg, sparse);
+        if self.sparse_bytes >= SPARSE_CAP {
+            self.densify(bytes / self.block);
+        }
+        let packed = self.pack(seg);
         if !packed.is_empty() {
             self.staged.push(seg);
         }
         packed
     }
 
-    /// Packs the dense blocks held, and the first `sparse` sparse ones, in
-    /// order, as segment `seg`.
-    fn pack(&mut self, seg: u32, mut sparse: usize) -> Vec<u8> {
-        let mut packed = Vec::new();
-        let mut index = 0;
+    /// Makes the first `n` sparse blocks whole, to be packed with the others.
+    fn densify(&mut self, n: usize) {
+        for _ in 0..n {
+            let Some((k, runs)) = self.sparse.pop_first() else { return };
+            self.sparse_bytes -= runs.len() + SPARSE_OVERHEAD;
+            self.held.insert(k, dense(&runs, self.block));
+        }
+    }
+
+    /// Packs the whole blocks held, in order, as segment `seg`.
+    fn pack(&mut self, seg: u32) -> Vec<u8> {
+        let held = std::mem::take(&mut self.held);
+        let mut packed = Vec::with_capacity(held.len() * self.block);
         // Held blocks lie within the file: a truncate drops those past it.
-        for (k, held) in std::mem::take(&mut self.held) {
-            let take = match held {
-                Held::Dense(_) => true,
-                Held::Sparse(_) if sparse > 0 => {
-                    sparse -= 1;
-                    true
-                }
-                Held::Sparse(_) => false,
-            };
-            if !take {
-                self.held.insert(k, held);
-                continue;
-            }
-            self.counts.count(&held, false);
-            let bytes = match held {
-                Held::Dense(bytes) => bytes,
-                Held::Sparse(runs) => dense(&runs, self.block),
-            };
-            self.set(k, Some(Loc { seg, index }));
-            index += 1;
+        for (i, (k, bytes)) in held.into_iter().enumerate() {
+            self.set(k, Some(Loc { seg, index: i as u32 }));
             packed.extend_from_slice(&bytes);
         }
         packed
@@ -388,7 +360,8 @@ impl BlockFile {
     /// What a sync must store for the file to be as written, the blocks
     /// still held packed as segment `seg`. The file counts it stored.
     pub fn take_sync(&mut self, seg: u32) -> Sync {
-        let packed = self.pack(seg, usize::MAX);
+        self.densify(usize::MAX);
+        let packed = self.pack(seg);
         let mut staged = std::mem::take(&mut self.staged);
         if !packed.is_empty() {
             staged.push(seg);

@@ -37,46 +37,49 @@ fn first_nonzero(bytes: &[u8]) -> Option<usize> {
 /// written as they are than as another run's four bytes of place and length.
 const GAP: usize = 8;
 
+/// Appends a run to `enc` (none if it is empty).
+fn put(enc: &mut Vec<u8>, at: usize, run: &[u8]) {
+    if !run.is_empty() {
+        enc.extend_from_slice(&(at as u16).to_le_bytes());
+        enc.extend_from_slice(&(run.len() as u16).to_le_bytes());
+        enc.extend_from_slice(run);
+    }
+}
+
 /// The sparse block `runs` with `bytes` written at `within`, or `None` when
-/// it would keep more than `max` bytes.
+/// it would keep more than `max` bytes. A write of dense bytes is told
+/// apart within about `max` of them, not scanned whole.
 pub(super) fn sparse_write(runs: &[u8], within: usize, bytes: &[u8], max: usize) -> Option<Box<[u8]>> {
     let end = within + bytes.len();
-    let mut enc = Vec::new();
-    let mut put = |at: usize, run: &[u8]| {
-        if !run.is_empty() {
-            enc.extend_from_slice(&(at as u16).to_le_bytes());
-            enc.extend_from_slice(&(run.len() as u16).to_le_bytes());
-            enc.extend_from_slice(run);
-        }
-        enc.len() <= max
-    };
+    let mut enc = Vec::with_capacity(max);
     // In order: what lies before the write, of the runs there; the written
     // bytes' runs of non-zeros; what lies after it.
     for (at, run) in Runs(runs).filter(|&(at, _)| at < within) {
-        put(at, &run[..run.len().min(within - at)]);
+        put(&mut enc, at, &run[..run.len().min(within - at)]);
     }
     let mut i = 0;
     while let Some(start) = first_nonzero(&bytes[i..]).map(|p| i + p) {
-        let mut stop = start;
-        let mut zeros = 0;
-        let mut j = start;
+        // The run's bytes may take what is left of `max` after its 4-byte head.
+        let room = max.checked_sub(enc.len() + 4)?;
+        let (mut stop, mut zeros, mut j) = (start, 0, start);
         while j < bytes.len() && zeros < GAP {
             if bytes[j] == 0 {
                 zeros += 1;
             } else {
                 zeros = 0;
                 stop = j + 1;
+                if stop - start > room {
+                    return None;
+                }
             }
             j += 1;
         }
-        if !put(within + start, &bytes[start..stop]) {
-            return None;
-        }
+        put(&mut enc, within + start, &bytes[start..stop]);
         i = stop;
     }
     for (at, run) in Runs(runs).filter(|&(at, run)| at + run.len() > end) {
         let from = end.max(at);
-        put(from, &run[from - at..]);
+        put(&mut enc, from, &run[from - at..]);
     }
     (enc.len() <= max).then(|| enc.into_boxed_slice())
 }
