@@ -19,9 +19,23 @@ pub const MOST: usize = 1 << 20;
 /// pages of a value written in order are read 24 bytes apart.
 const GAP: u64 = 64;
 
-/// One file's bytes read ahead.
+/// How many reads in order one file's read-ahead follows at once. SQLite's
+/// checkpoint, run a few pages at a time between calls (`backfill.rs`),
+/// reads the WAL in order while a reader reads a value out of it in order
+/// too: with one, each would end the other's and start again from [`FIRST`].
+const STREAMS: usize = 2;
+
+/// One file's bytes read ahead, for each of the reads in order it follows.
 #[derive(Default)]
 pub struct ReadAhead {
+    streams: [Stream; STREAMS],
+    /// Reads so far; a stream's `used` is the last of them that was its.
+    reads: u64,
+}
+
+/// One read in order and the bytes read ahead of it.
+#[derive(Default)]
+struct Stream {
     /// The file's bytes from `at` on, as they were read.
     bytes: Vec<u8>,
     at: u64,
@@ -32,15 +46,77 @@ pub struct ReadAhead {
     window: usize,
     /// Whether the reads go down the file.
     behind: bool,
+    used: u64,
 }
 
 impl ReadAhead {
-    /// Fills `out` with the file's bytes at `off`: from the bytes read ahead
-    /// if they hold them; else, when this read continues the last one (up
-    /// or down the file) and `available(from)` (the bytes the file has from
-    /// `from` on that may be read ahead) covers the window, by reading it
-    /// with `read`; else with `read` into `out` alone.
+    /// Fills `out` with the file's bytes at `off`: from the bytes a stream
+    /// read ahead if they hold them; else, when this read continues a
+    /// stream's last one (up or down the file) and `available(from)` (the
+    /// bytes the file has from `from` on that may be read ahead) covers the
+    /// window, by reading it with `read`; else with `read` into `out` alone,
+    /// the stream used least lately following on from there.
     pub fn read<E>(
+        &mut self,
+        out: &mut [u8],
+        off: u64,
+        available: impl FnOnce(u64) -> u64,
+        read: impl FnMut(u64, &mut [u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let end = off + out.len() as u64;
+        let streams = &mut self.streams;
+        let i = (0..STREAMS)
+            .find(|&i| streams[i].holds(off, end))
+            .or_else(|| (0..STREAMS).find(|&i| streams[i].continued_by(off, end) != (false, false)))
+            .unwrap_or_else(|| (0..STREAMS).min_by_key(|&i| streams[i].used).unwrap_or(0));
+        self.reads += 1;
+        streams[i].used = self.reads;
+        streams[i].read(out, off, available, read)
+    }
+
+    /// `bytes` are written to the file at `at`: what was read ahead there
+    /// takes them too, so a read after a write of the same pages (SQLite
+    /// rewriting a WAL frame it spilled) is still served from memory.
+    pub fn written(&mut self, at: u64, bytes: &[u8]) {
+        for s in &mut self.streams {
+            let end = s.at + s.bytes.len() as u64;
+            let (from, to) = (at.max(s.at), (at + bytes.len() as u64).min(end));
+            if from < to {
+                s.bytes[(from - s.at) as usize..(to - s.at) as usize]
+                    .copy_from_slice(&bytes[(from - at) as usize..(to - at) as usize]);
+            }
+        }
+    }
+
+    /// The file's bytes in `[from, to)`, if they were read ahead.
+    pub fn bytes(&self, from: u64, to: u64) -> Option<&[u8]> {
+        let s = self.streams.iter().find(|s| from <= to && s.holds(from, to))?;
+        Some(&s.bytes[(from - s.at) as usize..(to - s.at) as usize])
+    }
+
+    /// Forgets every byte read ahead (the file was truncated).
+    pub fn clear(&mut self) {
+        for s in &mut self.streams {
+            s.bytes.clear();
+        }
+    }
+}
+
+impl Stream {
+    fn holds(&self, from: u64, to: u64) -> bool {
+        !self.bytes.is_empty() && from >= self.at && to <= self.at + self.bytes.len() as u64
+    }
+
+    /// Whether a read of `[off, end)` continues the last one up the file,
+    /// and whether down.
+    fn continued_by(&self, off: u64, end: u64) -> (bool, bool) {
+        match self.last {
+            Some((start, last_end)) => (off >= last_end && off - last_end <= GAP, end <= start && start - end <= GAP),
+            None => (false, false),
+        }
+    }
+
+    fn read<E>(
         &mut self,
         out: &mut [u8],
         off: u64,
@@ -48,12 +124,11 @@ impl ReadAhead {
         mut read: impl FnMut(u64, &mut [u8]) -> Result<(), E>,
     ) -> Result<(), E> {
         let end = off + out.len() as u64;
-        let (up, down) = match self.last {
-            Some((start, last_end)) => (off >= last_end && off - last_end <= GAP, end <= start && start - end <= GAP),
-            None => (false, false),
-        };
+        let (up, down) = self.continued_by(off, end);
         self.last = Some((off, end));
-        if self.copy(out, off) {
+        if self.holds(off, end) {
+            let from = (off - self.at) as usize;
+            out.copy_from_slice(&self.bytes[from..from + out.len()]);
             return Ok(());
         }
         if !(up || down) || out.len() >= MOST {
@@ -84,39 +159,6 @@ impl ReadAhead {
         let at = (off - from) as usize;
         out.copy_from_slice(&self.bytes[at..at + out.len()]);
         Ok(())
-    }
-
-    /// `bytes` are written to the file at `at`: what was read ahead there
-    /// takes them too, so a read after a write of the same pages (SQLite
-    /// rewriting a WAL frame it spilled) is still served from memory.
-    pub fn written(&mut self, at: u64, bytes: &[u8]) {
-        let end = self.at + self.bytes.len() as u64;
-        let (from, to) = (at.max(self.at), (at + bytes.len() as u64).min(end));
-        if from < to {
-            self.bytes[(from - self.at) as usize..(to - self.at) as usize]
-                .copy_from_slice(&bytes[(from - at) as usize..(to - at) as usize]);
-        }
-    }
-
-    /// The file's bytes in `[from, to)`, if they were read ahead.
-    pub fn bytes(&self, from: u64, to: u64) -> Option<&[u8]> {
-        let end = self.at + self.bytes.len() as u64;
-        (from >= self.at && to <= end && from <= to)
-            .then(|| &self.bytes[(from - self.at) as usize..(to - self.at) as usize])
-    }
-
-    /// Forgets every byte read ahead (the file was truncated).
-    pub fn clear(&mut self) {
-        self.bytes.clear();
-    }
-
-    fn copy(&self, out: &mut [u8], off: u64) -> bool {
-        if self.bytes.is_empty() || off < self.at || off + out.len() as u64 > self.at + self.bytes.len() as u64 {
-            return false;
-        }
-        let from = (off - self.at) as usize;
-        out.copy_from_slice(&self.bytes[from..from + out.len()]);
-        true
     }
 }
 
@@ -233,5 +275,34 @@ mod tests {
         // Near the end, the read ahead stops at what is available.
         ahead.read(&mut buf, 99_000, |_| 1000, &read).unwrap();
         ahead.read(&mut buf[..500], 99_500, |_| 500, &read).unwrap();
+    }
+
+    #[test]
+    fn two_reads_in_order_interleaved_each_read_ahead() {
+        // A checkpoint copying WAL frames 32 at a time between the chunks
+        // of a value read from further on in the same WAL.
+        let (frame, first) = (8192u64 + 24, 32 + 24);
+        let size = first + 4096 * frame;
+        let (read, calls) = file(size);
+        let mut ahead = ReadAhead::default();
+        let mut page = [0u8; 8192];
+        let (mut copied, mut streamed) = (0u64, 2048u64);
+        while copied < 2048 {
+            for _ in 0..32 {
+                let at = first + copied * frame;
+                ahead.read(&mut page, at, |from| size - from, &read).unwrap();
+                assert!(page.iter().enumerate().all(|(j, &b)| b == (at + j as u64) as u8), "frame {copied}");
+                copied += 1;
+            }
+            for _ in 0..32 {
+                let at = first + streamed * frame;
+                ahead.read(&mut page, at, |from| size - from, &read).unwrap();
+                assert!(page.iter().enumerate().all(|(j, &b)| b == (at + j as u64) as u8), "frame {streamed}");
+                streamed += 1;
+            }
+        }
+        // 4,096 frames of 8 KiB, 32 MiB: each stream's first read alone,
+        // then windows growing to 1 MiB, about 40 reads in all.
+        assert!(calls.get() < 48, "{} reads", calls.get());
     }
 }
