@@ -112,7 +112,9 @@ export class Election {
   constructor(opts: ElectionOptions, seat: Seat) {
     this.#opts = opts;
     this.#seat = seat;
-    this.shared = opts.storage !== 'memory' && typeof navigator.locks?.request === 'function';
+    // Node (node.ts) has no `navigator` before version 21, nor Web Locks:
+    // there a database is never shared.
+    this.shared = opts.storage !== 'memory' && typeof globalThis.navigator?.locks?.request === 'function';
   }
 
   /** Whether calls sent to `client` go to another tab's worker (and are sent again if it goes). */

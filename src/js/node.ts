@@ -64,7 +64,8 @@ const storedRefused = () =>
 export async function open(name: string, options: OpenOptions = {}): Promise<Database> {
   if (typeof name === 'string' && options !== null && typeof options === 'object') {
     const storage = options.storage ?? (name === ':memory:' ? 'memory' : undefined);
-    if (storage !== 'memory') throw storedRefused();
+    // A storage no browser knows is refused as in a browser (RESQ_BAD_PARAM).
+    if (storage === undefined || storage === 'opfs' || storage === 'idb') throw storedRefused();
   }
   installWorkerStarter(startThread);
   return openIn(name, options);

@@ -99,13 +99,18 @@ test('watch fires once per commit, and a transaction commits or rolls back whole
   }
 });
 
-test('an OPFS or IndexedDB name in Node is RESQ_UNSUPPORTED, naming the way out', { skip }, async () => {
+test('an OPFS or IndexedDB name in Node is RESQ_UNSUPPORTED, naming the way out; an unknown storage RESQ_BAD_PARAM', { skip }, async () => {
   for (const options of [{}, { storage: 'opfs' }, { storage: 'idb' }]) {
     await assert.rejects(
       pkg.open('media.db', options),
       (e) => e instanceof pkg.ResqError && e.code === 'RESQ_UNSUPPORTED' && /open\(':memory:'\)/.test(e.message),
     );
   }
+  // A storage no browser knows either: refused as in a browser.
+  await assert.rejects(
+    pkg.open('media.db', { storage: 'disk' }),
+    (e) => e instanceof pkg.ResqError && e.code === 'RESQ_BAD_PARAM' && /unknown storage "disk"/.test(e.message),
+  );
 });
 
 test('a Node script that never closes its database still ends once its calls are answered', { skip }, () => {
