@@ -51,8 +51,21 @@ export interface Outgoing {
 export type SqlValue = null | boolean | number | bigint | string | ArrayBuffer | ArrayBufferView | Transfer | Blob | StagedParam;
 export type Params = readonly SqlValue[] | { readonly [name: string]: SqlValue };
 
+/**
+ * Whether `buffer` was transferred away. `detached` is ES2024: where it is
+ * missing (Node 20, browsers before 2024) a detached buffer is the one of
+ * no bytes over which no view can be made.
+ */
 export function isDetached(buffer: ArrayBufferLike): boolean {
-  return (buffer as ArrayBuffer & { detached?: boolean }).detached === true;
+  const detached = (buffer as ArrayBuffer & { detached?: boolean }).detached;
+  if (detached !== undefined) return detached;
+  if (buffer.byteLength !== 0) return false;
+  try {
+    new Uint8Array(buffer);
+    return false;
+  } catch {
+    return true;
+  }
 }
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
