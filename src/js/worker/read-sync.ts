@@ -6,6 +6,9 @@ declare const FileReaderSync: { new (): { readAsArrayBuffer(blob: Blob): ArrayBu
 
 let reader: { readAsArrayBuffer(blob: Blob): ArrayBuffer } | null = null;
 
+/** Whether this worker reads Blobs synchronously: not in Node's worker_threads. */
+export const readsSync = (): boolean => typeof FileReaderSync === 'function';
+
 /** `blob`'s bytes, read at once. */
 export function readSync(blob: Blob): ArrayBuffer {
   reader ??= new FileReaderSync();

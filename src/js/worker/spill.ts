@@ -1,6 +1,7 @@
 // Where a staged value's bytes go once they outgrow the worker's memory: a
 // temporary OPFS file, written at the end and read anywhere; where the
-// worker has no OPFS sync access handles, the browser's Blobs (blobFile).
+// worker has no OPFS sync access handles, the browser's Blobs (blobFile),
+// or in Node, which cannot read a Blob synchronously, the worker's memory.
 // An encrypted
 // database's worker seals that file (src/worker/seal.rs): blocks of
 // SEAL_BLOCK bytes, each sealed once with ChaCha20-Poly1305 under a key of
@@ -8,7 +9,7 @@
 // kept in memory until it fills. Nothing of its plaintext reaches the disk.
 
 import type { WireError } from '../protocol.js';
-import { readSync } from './read-sync.js';
+import { readSync, readsSync } from './read-sync.js';
 
 /** The worker-only part of OPFS (the DOM lib lacks it). */
 export interface FileSystemSyncAccessHandle {
@@ -90,6 +91,45 @@ export function blobFile(): FileSystemSyncAccessHandle {
     },
   };
 }
+
+/**
+ * An append-only temp file in the worker's own memory, for a worker that
+ * cannot read a Blob synchronously: Node's (node-worker.ts), where the
+ * package runs an app's unit tests and memory is the test process's.
+ */
+export function memoryFile(): FileSystemSyncAccessHandle {
+  let chunks: Uint8Array[] = [];
+  let size = 0;
+  return {
+    write(bytes, { at }) {
+      if (at !== size) throw new Error(`a temp file in memory is written at its end (${size}), not at ${at}`);
+      chunks.push(bytes.slice());
+      size += bytes.byteLength;
+      return bytes.byteLength;
+    },
+    read(view, { at }) {
+      let n = 0;
+      let start = 0;
+      for (const chunk of chunks) {
+        const from = at + n - start;
+        if (n < view.byteLength && from >= 0 && from < chunk.byteLength) {
+          const part = chunk.subarray(from, from + view.byteLength - n);
+          view.set(part, n);
+          n += part.byteLength;
+        }
+        start += chunk.byteLength;
+      }
+      return n;
+    },
+    flush() {},
+    close() {
+      chunks = [];
+    },
+  };
+}
+
+/** Temp space where there is no OPFS sync access handle: Blobs, or memory where they cannot be read back. */
+export const spareFile = (): FileSystemSyncAccessHandle => (readsSync() ? blobFile() : memoryFile());
 
 const unreadable = (): WireError => ({ code: 'RESQ_BAD_PARAM', message: 'the staged bytes could not be read back from their temp file' });
 

@@ -17,7 +17,7 @@
 // discarded.
 
 import type { WireError } from '../protocol.js';
-import { blobFile, plainSpill, sealedSpill, type FileSystemSyncAccessHandle, type Sealer, type Spill } from './spill.js';
+import { plainSpill, spareFile, sealedSpill, type FileSystemSyncAccessHandle, type Sealer, type Spill } from './spill.js';
 
 type SyncFileHandle = FileSystemFileHandle & { createSyncAccessHandle(): Promise<FileSystemSyncAccessHandle> };
 
@@ -190,10 +190,10 @@ export class StageSpace {
     return s;
   }
 
-  /** Staged blob `id`'s temp file: in OPFS, or Blobs where the worker cannot open a sync access handle there. */
+  /** Staged blob `id`'s temp file: in OPFS, or where the worker cannot open a sync access handle there, `spareFile()`. */
   async #tempFile(id: number, s: Stage): Promise<FileSystemSyncAccessHandle> {
     const dir = this.#opfs ? await this.#directory() : null;
-    if (!dir) return blobFile();
+    if (!dir) return spareFile();
     const file = (await dir.getFileHandle(`${id}.bin`, { create: true })) as SyncFileHandle;
     try {
       const access = await file.createSyncAccessHandle();
@@ -207,7 +207,7 @@ export class StageSpace {
       if ((err as Error).name === 'QuotaExceededError') throw err;
       this.#opfs = false;
       await dir.removeEntry(file.name).catch(() => {});
-      return blobFile();
+      return spareFile();
     }
   }
 
