@@ -10,8 +10,10 @@
 #      WebKitGTK (WebDriver, tests/e2e/webkit.mjs), then Chromium and
 #      Firefox again with IndexedDB storage forced (chromium-idb,
 #      firefox-idb: their workers get no OPFS sync access handles, as
-#      WebKitGTK's); each engine's counts are printed (RESQ_ENGINES=chromium:
-#      Chromium only)
+#      WebKitGTK's), then Node (the package's Node entry, for the test
+#      files that need only memory storage: tests/e2e/node-engine.mjs says
+#      which, and why not the others); each engine's counts are printed
+#      (RESQ_ENGINES=chromium: Chromium only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,9 +56,15 @@ e2e() {
   local rc=0
   local forced=
   [ "${1%-idb}" != "$1" ] && forced=1
+  local files=(tests/e2e/)
+  if [ "$1" = node ]; then
+    mapfile -t files < <(node tests/e2e/node-engine.mjs)
+    echo "Not run in Node (tests/e2e/node-engine.mjs):"
+    node tests/e2e/node-engine.mjs --why | sed 's/^/  /'
+  fi
   RESQ_ENGINE="${1%-idb}" RESQ_NO_SYNC_HANDLES="$forced" timeout --kill-after=30s 35m node --test --test-concurrency=1 \
     --test-reporter="$usual" --test-reporter-destination=stdout \
-    --test-reporter=tap --test-reporter-destination="$2" tests/e2e/ || rc=$?
+    --test-reporter=tap --test-reporter-destination="$2" "${files[@]}" || rc=$?
   [ "$rc" = 124 ] && echo "e2e in $1: stopped after 35 minutes (a test hangs)"
   return "$rc"
 }
@@ -69,10 +77,11 @@ counts() {
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
-# Engines for the e2e layer, all three and the two forced onto IndexedDB by
+# Engines for the e2e layer, all three, the two forced onto IndexedDB, and
+# Node (the test files that need only memory storage, node-engine.mjs) by
 # default; RESQ_ENGINES=chromium (or "firefox webkit", …) runs those. Each
 # always runs, so one engine's failure does not hide another's result.
-engines="${RESQ_ENGINES:-chromium firefox webkit chromium-idb firefox-idb}"
+engines="${RESQ_ENGINES:-chromium firefox webkit chromium-idb firefox-idb node}"
 rc=0
 for engine in $engines; do
   echo "== 3/3 e2e: the packed package in $engine"

@@ -6,7 +6,7 @@
 import { before, after } from 'node:test';
 import { test } from './engines.mjs';
 import assert from 'node:assert/strict';
-import { ENGINE, start } from './harness.mjs';
+import { ENGINE, notInNode, start } from './harness.mjs';
 import { inPage, withDb, dbName } from './util.mjs';
 
 let h;
@@ -228,7 +228,9 @@ test('transaction callbacks read media through tx (readBlob, blobStream, blobFil
   await page.close();
 });
 
-test('names that would be a memory database under OPFS are refused: :memory: with storage opfs, file: URIs', async () => {
+test('names that would be a memory database under OPFS are refused: :memory: with storage opfs, file: URIs', {
+  skip: notInNode("it refuses storage: 'opfs' (RESQ_UNSUPPORTED) before it looks at the name"),
+}, async () => {
   const r = await inPage(h.page, async ({ open, outcome }) => ({
     memoryOpfs: await outcome(open(':memory:', { storage: 'opfs' })),
     uri: await outcome(open('file:x?mode=memory')),
@@ -244,7 +246,9 @@ test('names that would be a memory database under OPFS are refused: :memory: wit
   assert.equal(r.after.ok, true);
 });
 
-test('without OPFS, a staged value past the memory cap spills into Blobs and is stored exactly; the next one works', async (t) => {
+test('without OPFS, a staged value past the memory cap spills into Blobs and is stored exactly; the next one works', {
+  skip: notInNode('the probe worker, a browser worker, counts the Blobs'),
+}, async (t) => {
   const hn = await start({ probe: { noOpfs: true } });
   t.after(() => hn.close());
   const r = await withDb(hn.page, ':memory:', async (db) => {

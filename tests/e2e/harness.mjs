@@ -11,7 +11,8 @@
 // The tests are written against the Playwright page API they started with;
 // for Firefox, `FirefoxPage` below adapts the few calls where Puppeteer's
 // page differs, and `WebKitPage` (webkit.mjs) those WebDriver has, so a test
-// runs unchanged in every engine.
+// runs unchanged in every engine. In the Node engine (node-page.mjs) a page
+// is a Node process in the app's folder, and nothing is served.
 
 import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -21,13 +22,22 @@ import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
 import { serve } from '../../scripts/serve.mjs';
 import { processTree, residentBytes } from './processes.mjs';
+import { launchNode } from './node-page.mjs';
 import { launchWebKit } from './webkit.mjs';
 
 const repo = resolve(import.meta.dirname, '../..');
 
-/** The engine of this run: RESQ_ENGINE=chromium (the default), firefox or webkit. */
+/**
+ * The engine of this run: RESQ_ENGINE=chromium (the default), firefox,
+ * webkit, or node (the package in Node, its pages Node processes:
+ * node-page.mjs).
+ */
 export const ENGINE = process.env.RESQ_ENGINE || 'chromium';
-if (!['chromium', 'firefox', 'webkit'].includes(ENGINE)) throw new Error(`RESQ_ENGINE must be chromium, firefox or webkit, not ${ENGINE}`);
+if (!['chromium', 'firefox', 'webkit', 'node'].includes(ENGINE))
+  throw new Error(`RESQ_ENGINE must be chromium, firefox, webkit or node, not ${ENGINE}`);
+
+/** Why a test cannot run in the Node engine, or false: `{ skip: notInNode('a reason') }`. */
+export const notInNode = (why) => ENGINE === 'node' && `Node: ${why}`;
 
 /**
  * RESQ_NO_SYNC_HANDLES=1: every worker of the run is the probe worker with
@@ -38,11 +48,13 @@ const NO_SYNC_HANDLES = Boolean(process.env.RESQ_NO_SYNC_HANDLES);
 
 /** Why this run's engine cannot hold an OPFS database (see engines.mjs), or null: its file names open in IndexedDB. */
 export const NO_OPFS =
-  ENGINE === 'webkit'
-    ? "WebKitGTK's OPFS cannot open a sync access handle in a worker"
-    : NO_SYNC_HANDLES
-      ? 'RESQ_NO_SYNC_HANDLES: the workers have no OPFS sync access handles'
-      : null;
+  ENGINE === 'node'
+    ? 'Node keeps databases in memory only'
+    : ENGINE === 'webkit'
+      ? "WebKitGTK's OPFS cannot open a sync access handle in a worker"
+      : NO_SYNC_HANDLES
+        ? 'RESQ_NO_SYNC_HANDLES: the workers have no OPFS sync access handles'
+        : null;
 
 /**
  * Why a test of a large value on IndexedDB storage cannot pass reliably in
@@ -368,12 +380,15 @@ export async function start({
   peers = [],
   headers = {},
 } = {}) {
+  if (engine === 'node' && (probe || privateWindow || quota !== null))
+    throw new Error('the Node engine has no probe worker, private window or quota: skip this test there (notInNode)');
   const { app, tarball } = installPackedApp({ peers });
   if (NO_SYNC_HANDLES) probe = { ...probe, noSyncHandles: true };
   if (probe) installProbe(app, probe);
-  const server = await serve(app, 0, { isolated, headers });
+  const server = engine === 'node' ? { url: 'node:', close() {} } : await serve(app, 0, { isolated, headers });
   const profile = mkdtempSync(join(tmpdir(), 'resq-profile-'));
-  const browser = await launch(profile, { engine, privateWindow, quota: engine === 'firefox' ? quota : null });
+  const browser =
+    engine === 'node' ? launchNode(app) : await launch(profile, { engine, privateWindow, quota: engine === 'firefox' ? quota : null });
   const errors = [];
   const newPage = async () => {
     const page = await browser.newPage();
