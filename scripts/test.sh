@@ -75,7 +75,11 @@ counts() {
     END { printf "%s: %d passed, %d failed, %d skipped\n", engine, n["pass"], n["fail"] + n["cancelled"], n["skipped"] }' "$2"
 }
 logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
+# The package packed and installed once for the whole e2e layer: each test
+# file's app is a copy (tests/e2e/harness.mjs, installPackedApp).
+RESQ_PACKED_APP=$(node tests/e2e/packed-app.mjs | tail -n 1)
+export RESQ_PACKED_APP
+trap 'rm -rf "$logs" "$RESQ_PACKED_APP"' EXIT
 
 # Engines for the e2e layer, all three, the two forced onto IndexedDB, and
 # Node (the test files that need only memory storage, node-engine.mjs) by
