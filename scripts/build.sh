@@ -43,7 +43,7 @@ fi
 # ../protocol.js (src/worker/entry.rs), which must be src/js/protocol.ts
 # here, not an earlier build's pkg/protocol.d.ts (an output tsc will not
 # also read, TS5055).
-rm -f pkg/*.js pkg/*.d.ts
+rm -rf pkg/*.js pkg/*.d.ts pkg/inspector
 # The JS ships without its comments: they are about 40% of what a page
 # downloads for `import { open }` (gzip), and a bundler's minifier drops
 # them anyway. The .d.ts files keep every doc comment, for editors.

@@ -1,0 +1,128 @@
+// The inspector's SQL console: what the user types runs as written (the
+// only way the inspector changes data), with the rows, the changes, or the
+// error's code and message, and a statement's query plan.
+//
+// A SELECT here is db.query's: its values come whole, as that call brings
+// them (a large BLOB included). The grid reads BLOBs in ranges; the
+// console shows each BLOB's size and first bytes.
+
+import type { Database } from '../database.js';
+import { ResqError } from '../errors.js';
+import { fill, h, size } from './dom.js';
+import { HEAD_BYTES, hex } from './sniff.js';
+
+/** Rows the console shows of a result; it says how many more there were. */
+const SHOWN = 500;
+
+/** Statements that answer with rows; anything else runs with execute(). */
+const READS = /^\s*(SELECT|WITH|VALUES|PRAGMA|EXPLAIN)\b/i;
+
+export class Console {
+  readonly element: HTMLElement;
+  #db: Database;
+  #sql = h('textarea', { class: 'sql', spellcheck: 'false', rows: 5, 'aria-label': 'SQL', placeholder: 'SELECT * FROM …' });
+  #out = h('div', { class: 'out', role: 'status' });
+  /** Called after a statement that may have changed the schema or rows. */
+  #changed: () => void;
+
+  constructor(db: Database, changed: () => void) {
+    this.#db = db;
+    this.#changed = changed;
+    this.#sql.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) this.run();
+    });
+    this.element = h(
+      'section',
+      { class: 'console', part: 'console' },
+      this.#sql,
+      h(
+        'div',
+        { class: 'actions' },
+        h('button', { class: 'run', onclick: () => this.run() }, 'Run'),
+        h('button', { class: 'plan', onclick: () => this.plan() }, 'Query plan'),
+        h('span', { class: 'hint' }, 'Ctrl+Enter runs'),
+      ),
+      this.#out,
+    );
+  }
+
+  /** The console's SQL. */
+  get sql(): string {
+    return this.#sql.value;
+  }
+
+  set sql(sql: string) {
+    this.#sql.value = sql;
+  }
+
+  /** Runs the console's SQL and shows what it gave. */
+  async run(): Promise<void> {
+    const sql = this.#sql.value;
+    if (!sql.trim()) return;
+    await this.#show(async () => {
+      if (READS.test(sql)) return this.#rows(await this.#db.query(sql));
+      const { changes, lastInsertRowid } = await this.#db.execute(sql);
+      this.#changed();
+      return h('p', { class: 'done' }, `${changes} row${changes === 1 ? '' : 's'} changed; last insert rowid ${lastInsertRowid}`);
+    });
+  }
+
+  /** Shows the console's statement's EXPLAIN QUERY PLAN, as a tree. */
+  async plan(): Promise<void> {
+    const sql = this.#sql.value;
+    if (!sql.trim()) return;
+    await this.#show(async () => {
+      const steps = await this.#db.query(`EXPLAIN QUERY PLAN ${sql}`);
+      const depth = new Map<unknown, number>([[0, -1]]);
+      const lines = steps.map((s) => {
+        const d = (depth.get(s.parent) ?? -1) + 1;
+        depth.set(s.id, d);
+        return `${'   '.repeat(d)}${d > 0 ? '└─ ' : ''}${s.detail}`;
+      });
+      return h('pre', { class: 'plan' }, lines.join('\n') || '(no plan)');
+    });
+  }
+
+  async #show(make: () => Promise<Node>) {
+    fill(this.#out, h('p', { class: 'busy' }, 'Running…'));
+    const started = performance.now();
+    try {
+      const node = await make();
+      fill(this.#out, node, h('p', { class: 'time' }, `${Math.round(performance.now() - started)} ms`));
+    } catch (e) {
+      const code = e instanceof ResqError ? e.code : 'Error';
+      const message = e instanceof Error ? e.message : String(e);
+      fill(this.#out, h('p', { class: 'error', 'data-code': code }, h('strong', {}, code), ' ', message));
+    }
+  }
+
+  #rows(rows: Record<string, unknown>[]): Node {
+    if (rows.length === 0) return h('p', { class: 'done' }, 'no rows');
+    const names = Object.keys(rows[0]);
+    const shown = rows.slice(0, SHOWN);
+    return h(
+      'div',
+      { class: 'scroll' },
+      h(
+        'table',
+        {},
+        h('thead', {}, h('tr', {}, ...names.map((n) => h('th', {}, n)))),
+        h('tbody', {}, ...shown.map((r) => h('tr', {}, ...names.map((n) => value(r[n]))))),
+      ),
+      rows.length > SHOWN ? h('p', { class: 'more' }, `${SHOWN} of ${rows.length} rows shown`) : null,
+    );
+  }
+}
+
+function value(v: unknown): HTMLElement {
+  if (v === null) return h('td', { class: 'null' }, h('span', { class: 'null' }, 'NULL'));
+  if (v instanceof Uint8Array)
+    return h(
+      'td',
+      { class: 'blob' },
+      h('span', { class: 'size' }, size(v.length)),
+      ' ',
+      h('code', { class: 'hex' }, hex(v.subarray(0, HEAD_BYTES)) + (v.length > HEAD_BYTES ? ' …' : '')),
+    );
+  return h('td', { class: typeof v === 'string' ? 'text' : 'number' }, String(v));
+}
