@@ -21,6 +21,8 @@ export interface Item {
   rows: number | null;
   /** The bytes of a table's values (`octet_length` of each), or null. */
   bytes: number | null;
+  /** A virtual table (FTS5, R*Tree): its bytes are its module's, not counted. */
+  virtual: boolean;
   /** A table's columns, or a view's. */
   columns: Column[];
   /**
@@ -56,8 +58,10 @@ export async function items(db: Database): Promise<Item[]> {
   const rows = await query(
     "SELECT type, name, tbl_name AS \"table\", coalesce(sql, '') AS sql FROM sqlite_schema WHERE type IN ('table', 'view', 'index') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY type = 'index', type, name",
   );
+  // A virtual table's own tables (FTS5's _data, _idx, …) are its storage, not the app's.
+  const shadow = new Set((await query("SELECT name FROM pragma_table_list WHERE type = 'shadow'")).map((r) => String(r.name)));
   const out: Item[] = [];
-  for (const r of rows) {
+  for (const r of rows.filter((r) => !shadow.has(String(r.name)))) {
     const type = r.type as Item['type'];
     const name = String(r.name);
     const columns =
@@ -74,13 +78,13 @@ export async function items(db: Database): Promise<Item[]> {
       type === 'table' && !virtual && !withoutRowid
         ? (['rowid', 'oid', '_rowid_'].find((a) => !columns.some((c) => c.name.toLowerCase() === a)) ?? null)
         : null;
-    out.push({ type, name, table: String(r.table), rows: null, bytes: null, columns, rowid, sql: String(r.sql) });
+    out.push({ type, name, table: String(r.table), rows: null, bytes: null, virtual, columns, rowid, sql: String(r.sql) });
   }
   for (const it of out) {
     if (it.type === 'index') continue;
     try {
       it.rows = Number(await one(query, `SELECT count(*) FROM ${ident(it.name)}`));
-      if (it.type === 'table' && it.columns.length > 0)
+      if (it.type === 'table' && !it.virtual && it.columns.length > 0)
         it.bytes = Number(
           (await one(
             query,

@@ -30,9 +30,9 @@ button:disabled { opacity: .45; cursor: default; }
 .pager { display: flex; gap: 10px; align-items: center; margin-bottom: 8px; }
 .scroll { overflow: auto; max-height: 70vh; }
 table { border-collapse: collapse; }
-th, td { border-bottom: 1px solid #7f8ca033; padding: 4px 8px; text-align: left; vertical-align: top; max-width: 360px; overflow-wrap: anywhere; }
-th { position: sticky; top: 0; background: inherit; font-weight: 600; }
-td.integer, td.real, td.number { text-align: right; font-variant-numeric: tabular-nums; }
+th, td { border-bottom: 1px solid #7f8ca033; padding: 4px 8px; text-align: left; vertical-align: top; max-width: 360px; overflow-wrap: break-word; }
+th { position: sticky; top: 0; background: inherit; font-weight: 600; white-space: nowrap; }
+td.integer, td.real, td.number { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .null { opacity: .45; font-style: italic; }
 .blob { display: flex; flex-direction: column; gap: 2px; }
 .blob .meta { display: flex; gap: 6px; font-size: 11px; opacity: .7; }
