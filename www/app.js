@@ -9,6 +9,7 @@ import { addFiles } from './add.js';
 import { backupSupport, exportLibrary, importLibrary } from './backup.js';
 import { deleteAll, facts, migrate, NAME, SORTS } from './db.js';
 import { createGrid } from './grid.js';
+import { createInspect } from './inspect.js';
 import { keepForOffline, takeControl } from './offline.js';
 import { createPlayer } from './player.js';
 import { createRecorder } from './record.js';
@@ -26,6 +27,7 @@ async function start() {
   const player = createPlayer(db, { order: grid.ids, thumbUrl: grid.thumbUrl });
   const recorder = createRecorder(db);
   const panel = createPanel(db, player);
+  createInspect(db);
   wireControls({ db, grid, recorder });
   const offline = controlled && (await keepForOffline()) ? 'ready' : 'unavailable';
   panel.setOffline(offline);

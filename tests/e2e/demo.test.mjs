@@ -525,6 +525,54 @@ test('the storage panel shows the database size, the quota, and asks to persist'
   assert.deepEqual(page.errors, []);
 });
 
+test('the Inspect view shows the library database: its tables, counted, and the photos as thumbnails; closing it lets them go', async () => {
+  await page.evaluate(() => {
+    // Notes the object URLs the page revokes from here on.
+    const revoked = (window.revokedUrls = new Set());
+    const revoke = URL.revokeObjectURL;
+    URL.revokeObjectURL = (u) => (revoked.add(u), revoke(u));
+  });
+  await ui(page).clickButton('Inspect');
+  const shown = await until(
+    page,
+    () => {
+      const root = document.querySelector('#inspect[open] resq-inspector')?.shadowRoot;
+      const imgs = [...(root?.querySelectorAll('td img') ?? [])];
+      if (!imgs.length || !imgs.every((i) => i.complete && i.naturalWidth > 0)) return null;
+      return {
+        tables: [...root.querySelectorAll('.side .tables button.item')].map((b) => b.dataset.name),
+        items: root.querySelector('.side button.item[data-name="items"] small').textContent,
+        images: imgs.map((i) => i.src),
+        storage: root.querySelector('.figures dd').textContent,
+      };
+    },
+    'the inspector never showed the library',
+  );
+  const count = await inPage(page, async ({ open }) => {
+    const db = await open('library.db');
+    try {
+      return (await db.query('SELECT count(*) AS n FROM items'))[0].n;
+    } finally {
+      await db.close();
+    }
+  });
+  // The app's tables and the FTS5 index, not FTS5's own shadow tables.
+  assert.deepEqual(shown.tables.sort(), ['items', 'search', 'thumbs']);
+  assert.match(shown.items, new RegExp(`^${count} rows · `));
+  assert.ok(shown.images.length >= 1 && shown.images.every((u) => u.startsWith('blob:')), JSON.stringify(shown));
+  assert.equal(shown.storage, 'OPFS');
+  await shoot(page, 'inspect');
+  await page.evaluate(() => document.querySelector('#inspect [data-close]').click());
+  const left = await until(
+    page,
+    (images) => !document.querySelector('#inspect resq-inspector') && images.filter((u) => !window.revokedUrls.has(u)),
+    'the inspector was not removed on close',
+    shown.images,
+  );
+  assert.deepEqual(left, []);
+  assert.deepEqual(page.errors, []);
+});
+
 test('export, a damaged backup refused, delete everything, import the export: the same items, byte for byte', async () => {
   const { clickButton, setInputFiles } = ui(page);
   const state = () => page.evaluate(() => document.querySelector('#backup-state').textContent);
