@@ -6,10 +6,11 @@
 // With RESQ_SCREENSHOTS=1 (Chromium), the screenshot the README shows is
 // written to tests/e2e/screenshots/inspector.png.
 
-import { before, after, test } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { test } from './engines.mjs';
 import { ENGINE, start } from './harness.mjs';
 import { dbName, withDb } from './util.mjs';
 
@@ -355,6 +356,37 @@ test("without a database it lists the origin's stored databases, opens the one p
   assert.equal(r.listed, 1);
   assert.match(r.text, /^kept2 rows/);
   assert.equal(r.n, 2);
+});
+
+test('an encrypted database picked from the list asks for its key, refuses a wrong one, and opens with the right one', {
+  opfs: { key: 'k' },
+}, async (t) => {
+  const r = await withInspector(
+    t,
+    async (_db, { open, mount, until, $, $$ }, name) => {
+      const db = await open(name, { key: 'right key' });
+      await db.execute('CREATE TABLE secret(x)');
+      await db.close();
+      const { el, unmount } = await mount(undefined);
+      try {
+        (await until(() => $$(el, 'button.pick').find((b) => b.dataset.name === name), `${name} in the list`)).click();
+        const submit = async (key) => {
+          const input = await until(() => $(el, 'form.key input'), 'the key field');
+          input.value = key;
+          $(el, 'form.key button').click();
+        };
+        await submit('wrong key');
+        const refused = (await until(() => $(el, 'form.key .error'), 'the refusal')).textContent;
+        await submit('right key');
+        const item = (await until(() => $$(el, '.side button.item')[0], 'its tables')).dataset.name;
+        return { refused, item };
+      } finally {
+        unmount();
+      }
+    },
+    dbName(t),
+  );
+  assert.deepEqual(r, { refused: 'RESQ_BAD_KEY: wrong key', item: 'secret' });
 });
 
 test('the inspector module imports where there is no DOM, and defines nothing there', async () => {
