@@ -5,7 +5,7 @@
 import { before, after } from 'node:test';
 import { test } from './engines.mjs';
 import assert from 'node:assert/strict';
-import { start } from './harness.mjs';
+import { ENGINE, start } from './harness.mjs';
 import { inPage, dbName } from './util.mjs';
 
 let h;
@@ -28,12 +28,13 @@ const SETUP = `
  * In a fresh database set up with SETUP: runs `call` (JS source of a function
  * of `db` and `api`, the package's exports), then reports the error, whether
  * the tables and schema are what they were, and whether a transaction and a
- * reopen still work afterwards.
+ * reopen still work afterwards (in Node, whose databases live in memory
+ * only, the rows are read before the close instead).
  */
 function check(t, call) {
   return inPage(
     h.page,
-    async (api, { name, setup, call }) => {
+    async (api, { name, setup, call, reopen }) => {
       const { open, describe } = api;
       const snapshot = async (db) =>
         JSON.stringify({
@@ -55,13 +56,18 @@ function check(t, call) {
       // Usable: a transaction can begin (none was left open) and commits.
       await db.transaction((tx) => tx.execute("INSERT INTO t(a, b) VALUES ('next', 2)"));
       const rows = async () => (await db.query('SELECT a FROM t ORDER BY id')).map((r) => r.a);
+      if (!reopen) {
+        const kept = await rows();
+        await db.close();
+        return { error, value, unchanged, rowsAfterReopen: kept };
+      }
       await db.close();
       db = await open(name);
       const stored = await rows();
       await db.close();
       return { error, value, unchanged, rowsAfterReopen: stored };
     },
-    { name: dbName(t), setup: SETUP, call },
+    { name: dbName(t), setup: SETUP, call, reopen: ENGINE !== 'node' },
   );
 }
 

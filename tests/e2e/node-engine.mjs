@@ -31,7 +31,6 @@ export const NOT_IN_NODE = {
   'encryption-crash.test.mjs': KILLED,
   'encryption-temp.test.mjs': KEY,
   'encryption.test.mjs': KEY,
-  'errors.test.mjs': 'it opens its database by name again for each check: Node keeps none between opens',
   'failover.test.mjs': TABS,
   'hostile.test.mjs': "it misuses the page's own Worker and window",
   'idb-memory.test.mjs': IDB,
