@@ -308,7 +308,46 @@ impl BlockFile {
         if self.sparse_bytes >= SPARSE_CAP {
             self.densify(bytes / self.block);
         }
-        let packed = self.pack(seg);
+        let held = std::mem::take(&mut self.held);
+        let packed = self.pack(seg, held);
+        if !packed.is_empty() {
+            self.staged.push(seg);
+        }
+        packed
+    }
+
+    /// Bytes the blocks held take once packed: the dense ones, and the
+    /// sparse ones made whole.
+    pub fn packed_bytes(&self) -> usize {
+        (self.held.len() + self.sparse.len()) * self.block
+    }
+
+    /// Before a sync: packs the first of the blocks held, dense and sparse
+    /// alike, up to `bytes` of them (one block at least), as staged segment
+    /// `seg`. A sync packs everything held, and the sparse blocks can be
+    /// many (a value that is zeros but for a few bytes a page keeps each of
+    /// its pages sparse): staged a part at a time, they never take more
+    /// than `bytes` of memory at once.
+    pub fn stage_for_sync(&mut self, seg: u32, bytes: usize) -> Vec<u8> {
+        let n = (bytes / self.block).max(1);
+        let mut part = BTreeMap::new();
+        while part.len() < n {
+            let dense_first = match (self.held.first_key_value(), self.sparse.first_key_value()) {
+                (Some((h, _)), Some((s, _))) => h < s,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            if dense_first {
+                let (k, bytes) = self.held.pop_first().expect("a first block");
+                part.insert(k, bytes);
+            } else {
+                let (k, runs) = self.sparse.pop_first().expect("a first block");
+                self.sparse_bytes -= runs.len() + SPARSE_OVERHEAD;
+                part.insert(k, dense(&runs, self.block));
+            }
+        }
+        let packed = self.pack(seg, part);
         if !packed.is_empty() {
             self.staged.push(seg);
         }
@@ -324,9 +363,8 @@ impl BlockFile {
         }
     }
 
-    /// Packs the whole blocks held, in order, as segment `seg`.
-    fn pack(&mut self, seg: u32) -> Vec<u8> {
-        let held = std::mem::take(&mut self.held);
+    /// Packs whole blocks `held` (taken from those held), in order, as segment `seg`.
+    fn pack(&mut self, seg: u32, held: BTreeMap<u64, Box<[u8]>>) -> Vec<u8> {
         let mut packed = Vec::with_capacity(held.len() * self.block);
         // Held blocks lie within the file: a truncate drops those past it.
         for (i, (k, bytes)) in held.into_iter().enumerate() {
@@ -361,7 +399,8 @@ impl BlockFile {
     /// still held packed as segment `seg`. The file counts it stored.
     pub fn take_sync(&mut self, seg: u32) -> Sync {
         self.densify(usize::MAX);
-        let packed = self.pack(seg);
+        let held = std::mem::take(&mut self.held);
+        let packed = self.pack(seg, held);
         let mut staged = std::mem::take(&mut self.staged);
         if !packed.is_empty() {
             staged.push(seg);

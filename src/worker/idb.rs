@@ -178,6 +178,15 @@ impl VfsFile for IdbFile {
         if !file.stored {
             return Ok(());
         }
+        // What is held is packed a SPILL at a time, as writes stage it: a
+        // sync of many sparse blocks would otherwise make them all whole
+        // in wasm memory at once.
+        while file.blocks.packed_bytes() > SPILL {
+            let seg = file.next;
+            let packed = file.blocks.stage_for_sync(seg, SPILL);
+            file.segs.insert(seg, Segment::new(&blob(&packed)?));
+            file.next += 1;
+        }
         let seg = file.next;
         let s = file.blocks.take_sync(seg);
         if !s.packed.is_empty() {

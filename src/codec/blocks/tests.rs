@@ -244,6 +244,45 @@ fn sparse_blocks_past_their_bound_are_staged_a_segment_at_a_time() {
 }
 
 #[test]
+fn a_sync_of_many_sparse_blocks_packs_them_a_bound_at_a_time() {
+    // 16 MiB of blocks that are zeros but for four bytes each, and a few
+    // dense ones among them: all held until the sync.
+    let mut store = Store::default();
+    let mut f = BlockFile::load(4096, 0, &[]);
+    let mut want = vec![0u8; 4096 * 4096];
+    for k in 0..4096usize {
+        let bytes: Vec<u8> =
+            if k % 1000 == 7 { (0..4096).map(|i| (i * 7 + k) as u8 | 1).collect() } else { vec![k as u8 | 1; 4] };
+        let at = k * 4096 + if bytes.len() == 4 { 100 } else { 0 };
+        f.write(at as u64, &bytes, &mut store.fetch()).unwrap();
+        want[at..at + bytes.len()].copy_from_slice(&bytes);
+    }
+    assert!(!f.spill_due(1 << 20), "nothing is staged before the sync");
+    assert_eq!(f.packed_bytes(), 16 << 20);
+    let mut parts = 0;
+    while f.packed_bytes() > 1 << 20 {
+        store.next += 1;
+        let packed = f.stage_for_sync(store.next, 1 << 20);
+        assert_eq!(packed.len(), 1 << 20, "one bound's bytes a part");
+        store.segs.insert(store.next, packed);
+        parts += 1;
+    }
+    let s = store.sync(&mut f);
+    assert_eq!(parts, 15);
+    assert_eq!((s.segments.len(), s.packed.len()), (16, 1 << 20));
+    assert_eq!(f.held_bytes(), 0);
+    let first_wrong = |got: Vec<u8>| got.iter().zip(&want).position(|(a, b)| a != b);
+    assert_eq!(first_wrong(read_all(&f, &mut store)), None);
+    let loaded = store.load(4096);
+    assert_eq!(first_wrong(read_all(&loaded, &mut store)), None);
+    // Each part holds the blocks in order: a read of the file follows the
+    // segments one after another, a call each.
+    store.fetches = 0;
+    read_all(&loaded, &mut store);
+    assert_eq!(store.fetches, 16);
+}
+
+#[test]
 fn zeros_written_over_a_sparse_block_clear_it() {
     let mut store = Store::default();
     let mut f = BlockFile::load(4096, 0, &[]);
