@@ -389,6 +389,54 @@ test('an encrypted database picked from the list asks for its key, refuses a wro
   assert.deepEqual(r, { refused: 'RESQ_BAD_KEY: wrong key', item: 'secret' });
 });
 
+test("large BLOBs are shown and played without reaching the worker's wasm memory whole", async (t) => {
+  const hp = await start({ probe: {} });
+  const name = dbName(t);
+  try {
+    const r = await withDb(
+      hp.page,
+      name,
+      async (db, { probe }, { src, name }) => {
+        const { mount, until, $, $$ } = (0, eval)(`(${src})`)();
+        const MB = 1024 * 1024;
+        // 40 MiB each, with a PNG's and a WebM's first bytes: sniffed as such, never decoded.
+        const big = (head) => {
+          const b = new Uint8Array(40 * MB);
+          for (let i = 0; i < b.length; i += 4096) b[i] = i >>> 12;
+          b.set(head);
+          return new File([b], 'big');
+        };
+        await db.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, data BLOB)');
+        await db.execute('INSERT INTO media(data) VALUES (?), (?)', [
+          big([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+          big([0x1a, 0x45, 0xdf, 0xa3]),
+        ]);
+        const before = await probe(name, 'memory');
+        const { el, unmount } = await mount(db);
+        try {
+          (await until(() => $(el, 'button.show'), 'the Show image button')).click();
+          (await until(() => $(el, 'button.play'), 'the play button')).click();
+          await until(() => $(el, 'td img') && $(el, 'td video'), 'the image and the player');
+          const types = $$(el, 'td .blob').map((b) => b.dataset.type);
+          const inspected = await probe(name, 'memory');
+          // The control: a SELECT of one value does hold it whole in wasm memory.
+          await db.query('SELECT data FROM media WHERE id = 1');
+          return { types, before, inspected, selected: await probe(name, 'memory') };
+        } finally {
+          unmount();
+        }
+      },
+      { arg: { src: helpers.toString(), name } },
+    );
+    t.diagnostic(`wasm memory: ${r.before} bytes before, ${r.inspected} after the inspector, ${r.selected} after a SELECT of one value`);
+    assert.deepEqual(r.types, ['image/png', 'video/webm']);
+    assert.ok(r.inspected - r.before < 16 * 1024 * 1024, `the inspector grew wasm memory by ${r.inspected - r.before} bytes`);
+    assert.ok(r.selected - r.before >= 40 * 1024 * 1024, `the control: a SELECT grew it by ${r.selected - r.before} bytes`);
+  } finally {
+    await hp.close();
+  }
+});
+
 test('the inspector module imports where there is no DOM, and defines nothing there', async () => {
   const { execFileSync } = await import('node:child_process');
   const out = execFileSync(
