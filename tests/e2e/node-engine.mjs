@@ -39,6 +39,7 @@ export const NOT_IN_NODE = {
   'inspector.test.mjs': "a custom element in a page's DOM (each browser pass also imports it in Node, where it defines nothing)",
   'isolation.test.mjs': TABS,
   'kill.test.mjs': KILLED,
+  'nextjs.test.mjs': CHROMIUM_PASS,
   'node.test.mjs': CHROMIUM_PASS,
   'persistence.test.mjs': STORED,
   'powerloss-idb.test.mjs': KILLED,
