@@ -15,7 +15,7 @@ import type { Database } from './database.js';
 import { ResqError, badParam } from './errors.js';
 import { open } from './index.js';
 import { STORAGES, type Stored, stored } from './inspector/catalog.js';
-import { fill, h } from './inspector/dom.js';
+import { errorLine, fill, h } from './inspector/dom.js';
 import { CSS } from './inspector/style.js';
 import { View } from './inspector/view.js';
 
@@ -189,10 +189,7 @@ export class ResqInspector extends Base {
   }
 
   #fail(e: unknown) {
-    const code = e instanceof ResqError ? e.code : 'Error';
-    this.#content.append(
-      h('p', { class: 'error', 'data-code': code }, h('strong', {}, code), ' ', e instanceof Error ? e.message : String(e)),
-    );
+    this.#content.append(errorLine(e));
   }
 }
 

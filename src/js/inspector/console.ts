@@ -7,8 +7,7 @@
 // console shows each BLOB's size and first bytes.
 
 import type { Database } from '../database.js';
-import { ResqError } from '../errors.js';
-import { fill, h, size } from './dom.js';
+import { errorLine, fill, h, size } from './dom.js';
 import { HEAD_BYTES, hex } from './sniff.js';
 
 /** Rows the console shows of a result; it says how many more there were. */
@@ -90,9 +89,7 @@ export class Console {
       const node = await make();
       fill(this.#out, node, h('p', { class: 'time' }, `${Math.round(performance.now() - started)} ms`));
     } catch (e) {
-      const code = e instanceof ResqError ? e.code : 'Error';
-      const message = e instanceof Error ? e.message : String(e);
-      fill(this.#out, h('p', { class: 'error', 'data-code': code }, h('strong', {}, code), ' ', message));
+      fill(this.#out, errorLine(e));
     }
   }
 

@@ -2,6 +2,8 @@
 // onclick }, 'Run')`. Text children are text nodes, never HTML, so no
 // value from a database is ever parsed as markup.
 
+import { ResqError } from '../errors.js';
+
 type Child = Node | string | number | null | undefined | false;
 type Props = Record<string, string | number | boolean | ((e: Event) => void) | undefined>;
 
@@ -27,6 +29,12 @@ function kids(children: Child[]): (Node | string)[] {
     | Node
     | string
   )[];
+}
+
+/** A failure as the inspector shows it: the `ResqError` code (or 'Error') in bold, then the message. */
+export function errorLine(e: unknown): HTMLElement {
+  const code = e instanceof ResqError ? e.code : 'Error';
+  return h('p', { class: 'error', 'data-code': code }, h('strong', {}, code), ' ', e instanceof Error ? e.message : String(e));
 }
 
 /** Bytes as people read them: 0 B, 512 B, 1.5 KB, 2.3 MB, 1.1 GB (powers of 1,000). */

@@ -51,11 +51,6 @@ export class Grid {
     return this.#page;
   }
 
-  /** How many object URLs the page shown holds. */
-  get urls(): number {
-    return this.#urls.size;
-  }
-
   /** Shows page `page` (from 0), in place of the one shown. */
   async show(page: number): Promise<void> {
     const generation = ++this.#generation;

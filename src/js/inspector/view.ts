@@ -5,7 +5,7 @@
 import type { Database } from '../database.js';
 import { type Figures, type Item, STORAGES, figures, items } from './catalog.js';
 import { Console } from './console.js';
-import { fill, h, size } from './dom.js';
+import { fill, h, ident, size } from './dom.js';
 import { Grid } from './grid.js';
 
 export class View {
@@ -157,7 +157,7 @@ export class View {
       fill(this.#main, h('p', { class: 'empty' }, 'Nothing to show: create a table in the SQL tab.'));
       return;
     }
-    if (!this.#console.sql) this.#console.sql = `SELECT * FROM "${item.name.replaceAll('"', '""')}" LIMIT 100`;
+    if (!this.#console.sql) this.#console.sql = `SELECT * FROM ${ident(item.name)} LIMIT 100`;
     const grid = new Grid(this.#db, item, this.#pageSize, (e) => this.#report(e));
     this.#grid = grid;
     fill(this.#main, grid.element);
