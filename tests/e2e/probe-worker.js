@@ -41,6 +41,10 @@
 //                  recorded (benches/follower-cost.mjs times both)
 //   heldPorts      ports of following tabs handed to this worker that it
 //                  has not closed
+//   trace          (with `value`, a boolean) starts (true) or ends (false)
+//                  a trace of the tabs' calls, and answers the one so far:
+//                  ['in', op, id] as a request reached the worker, ['out',
+//                  id] as its reply left, in the order they did
 
 /* global PROBE_OPTIONS */
 // A static import: the real worker sets its onmessage before any message
@@ -149,6 +153,9 @@ if (PROBE_OPTIONS.recordIdb) {
   };
 }
 
+/** `trace`: the tabs' requests and replies, while one is asked for. */
+let trace = null;
+
 // dieBeforeReply: the worker ends instead of answering, and says nothing after.
 let dieBeforeReply = false;
 let ended = false;
@@ -160,6 +167,7 @@ MessagePort.prototype.postMessage = function (message, transfer) {
     self.close();
     return;
   }
+  if (trace && message && 'ok' in message) trace.push(['out', message.id]);
   return portPost.call(this, message, transfer);
 };
 
@@ -180,6 +188,7 @@ const countWatch = (caller, data) => {
 };
 const onmessage = self.onmessage;
 self.onmessage = (e) => {
+  if (trace && typeof e.data?.op === 'string') trace.push(['in', e.data.op, e.data.id]);
   const port = e.data && typeof e.data.attach === 'string' ? e.ports[0] : null;
   if (port) ports.add(port);
   else countWatch(0, e.data);
@@ -190,6 +199,7 @@ self.onmessage = (e) => {
   const caller = nextCaller++;
   if (real)
     port.onmessage = (m) => {
+      if (trace && typeof m.data?.op === 'string') trace.push(['in', m.data.op, m.data.id]);
       countWatch(caller, m.data);
       return real(
         recordCalls || !m.data || typeof m.data !== 'object'
@@ -228,6 +238,7 @@ self.postMessage = (message, transfer) => {
     failNextReply = false;
     throw new DOMException('the probe refused to post this reply', 'DataCloneError');
   }
+  if (trace && message && 'ok' in message) trace.push(['out', message.id]);
   return post(message, transfer);
 };
 
@@ -304,6 +315,11 @@ channel.onmessage = ({ data }) => {
     heldPorts: () => ports.size,
     recordCalls: () => (recordCalls = data.value),
     batchBytes: () => batchBytes,
+    trace: () => {
+      const so = trace ?? [];
+      trace = data.value ? [] : null;
+      return so;
+    },
   };
   channel.postMessage({ id: data.id, value: answers[data.probe]() });
 };
