@@ -295,6 +295,43 @@ test('paging a 10,000-row table keeps one page of rows in the page, the right on
   ]);
 });
 
+test('a table is paged by rowid: rows the app deletes before the page shown skip none on Next, Previous or refresh; a view pages by position', async (t) => {
+  const r = await withInspector(t, async (db, { mount, until, $, $$ }) => {
+    await db.execute('CREATE TABLE big(id INTEGER PRIMARY KEY, label TEXT)');
+    await db.execute(
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300) INSERT INTO big SELECT i, 'row ' || i FROM n",
+    );
+    await db.execute('CREATE VIEW odd AS SELECT id, label FROM big WHERE id % 2 = 1');
+    const { el, unmount } = await mount(db);
+    try {
+      const first = () => $$(el, 'tbody tr')[0]?.firstElementChild.textContent;
+      const firstOf = (want) => until(() => first() === want && $$(el, 'tbody tr'), `the page starting at ${want}`);
+      const seen = [];
+      await firstOf('1');
+      $(el, '.pager .next').click();
+      await firstOf('51');
+      // The app deletes 20 rows before the page shown.
+      await db.execute('DELETE FROM big WHERE id <= 20');
+      $(el, '.pager .next').click();
+      seen.push((await firstOf('101')).length);
+      $(el, '.pager .prev').click();
+      seen.push((await firstOf('51')).length);
+      await el.refresh();
+      seen.push(first(), $(el, '.pager .range').textContent);
+      // A view has no rowid: its pages go by position.
+      (await until(() => $(el, 'button.item[data-name="odd"]'), 'the view in the list')).click();
+      await firstOf('21');
+      $(el, '.pager .next').click();
+      seen.push((await firstOf('121')).length);
+      return seen;
+    } finally {
+      unmount();
+    }
+  });
+  // Refreshed, the page starts where it did, and says how many rows come before it now.
+  assert.deepEqual(r, [50, 50, '51', 'rows 31–80 of 280', 50]);
+});
+
 test('unmounting revokes every object URL the inspector made, the players included', async (t) => {
   const r = await withInspector(t, async (db, { mount, until, $, $$, png, wav, urls }) => {
     await db.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, data BLOB)');

@@ -8,8 +8,14 @@
 // type and size, TEXT cut to its first characters, and a BLOB only when it
 // is small; a larger BLOB's first bytes are read as a range (readBlob), and
 // its preview is a Blob the worker assembles in pieces (blobFile).
+//
+// A table with a rowid is paged by it (after the page's last rowid, or
+// before its first): a page far into a large table costs what the first
+// does, and rows the app adds or deletes meanwhile shift no row out of the
+// next page. A view, or a table without a rowid, is paged by OFFSET.
 
 import type { Database } from '../database.js';
+import type { SqlValue } from '../params.js';
 import type { Item } from './catalog.js';
 import { fill, h, ident, size } from './dom.js';
 import { HEAD_BYTES, hex, type Kind, sniff } from './sniff.js';
@@ -20,6 +26,22 @@ const SMALL = 4096;
 const THUMBNAIL = 8_000_000;
 /** TEXT is cut to this many characters. */
 const TEXT = 300;
+
+type Key = number | bigint;
+
+/** Rows from `key` on (`>=`), after it (`>`), or the ones before it (`<`), by rowid. */
+interface Seek {
+  op: '>=' | '>' | '<';
+  key: Key;
+}
+
+/** A page: how many rows come before it (its OFFSET without a rowid), and where it starts by rowid. */
+export interface Position {
+  before: number;
+  seek: Seek | null;
+}
+
+export const FIRST_PAGE: Position = { before: 0, seek: null };
 
 interface Cell {
   type: string;
@@ -33,7 +55,7 @@ export class Grid {
   #db: Database;
   #item: Item;
   #pageSize: number;
-  #page = 0;
+  #position: Position = FIRST_PAGE;
   /** The object URLs of the page shown. */
   #urls = new Set<string>();
   /** Bumped by every show() and by dispose(): a render that is no longer current stops. */
@@ -47,12 +69,13 @@ export class Grid {
     this.#report = report;
   }
 
-  get page(): number {
-    return this.#page;
+  /** The page shown, to show it again (from its first row). */
+  get position(): Position {
+    return this.#position;
   }
 
-  /** Shows page `page` (from 0), in place of the one shown. */
-  async show(page: number): Promise<void> {
+  /** Shows a page in place of the one shown. */
+  async show({ before, seek }: Position): Promise<void> {
     const generation = ++this.#generation;
     const item = this.#item;
     const { columns } = item;
@@ -64,17 +87,39 @@ export class Grid {
         `CASE typeof(${q}) WHEN 'blob' THEN CASE WHEN length(${q}) <= ${SMALL} THEN ${q} END WHEN 'text' THEN substr(${q}, 1, ${TEXT}) ELSE ${q} END AS v${i}`,
       ];
     });
-    if (item.rowid) select.push(`${item.rowid} AS r`);
-    const order = item.rowid ? ` ORDER BY ${item.rowid}` : '';
-    const rows = await this.#db.query(`SELECT ${select.join(', ')} FROM ${ident(item.name)}${order} LIMIT ? OFFSET ?`, [
-      this.#pageSize,
-      page * this.#pageSize,
-    ]);
+    let from = ident(item.name);
+    const params: SqlValue[] = [];
+    if (item.rowid) {
+      select.push(`${item.rowid} AS r`);
+      if (seek) {
+        from += ` WHERE ${item.rowid} ${seek.op} ?`;
+        params.push(seek.key);
+      }
+      from += ` ORDER BY ${item.rowid}${seek?.op === '<' ? ' DESC' : ''}`;
+    }
+    from += ' LIMIT ?';
+    params.push(this.#pageSize);
+    if (!(item.rowid && seek)) {
+      from += ' OFFSET ?';
+      params.push(before);
+    }
+    // Shown again from its first row: the rows before it are counted again.
+    const counted =
+      item.rowid && seek?.op === '>='
+        ? this.#db.query(`SELECT count(*) AS n FROM ${ident(item.name)} WHERE ${item.rowid} < ?`, [seek.key])
+        : null;
+    const [rows, count] = await Promise.all([this.#db.query(`SELECT ${select.join(', ')} FROM ${from}`, params), counted]);
     if (generation !== this.#generation) return;
+    if (seek?.op === '<') {
+      rows.reverse();
+      // Fewer rows before it than a page: the first page is shown.
+      if (rows.length < this.#pageSize) return this.show(FIRST_PAGE);
+    }
+    if (count) before = Number(count[0].n);
     this.#revoke();
-    this.#page = page;
+    const keys: [Key, Key] | null = item.rowid && rows.length > 0 ? [rows[0].r as Key, rows[rows.length - 1].r as Key] : null;
+    this.#position = { before, seek: keys && { op: '>=', key: keys[0] } };
     const total = item.rows ?? 0;
-    const first = page * this.#pageSize;
     const body = h('tbody');
     for (const r of rows) {
       const tr = h('tr');
@@ -84,19 +129,35 @@ export class Grid {
       });
       body.append(tr);
     }
-    const pages = Math.max(1, Math.ceil(total / this.#pageSize));
     fill(
       this.element,
       h(
         'nav',
         { class: 'pager' },
-        h('button', { class: 'prev', disabled: page === 0, onclick: () => this.show(page - 1).catch(this.#report) }, '‹ Previous'),
+        h(
+          'button',
+          {
+            class: 'prev',
+            disabled: before === 0,
+            onclick: () =>
+              this.show({ before: Math.max(0, before - this.#pageSize), seek: keys && { op: '<', key: keys[0] } }).catch(this.#report),
+          },
+          '‹ Previous',
+        ),
         h(
           'span',
           { class: 'range' },
-          rows.length === 0 ? 'no rows' : `rows ${first + 1}–${first + rows.length} of ${total.toLocaleString('en')}`,
+          rows.length === 0 ? 'no rows' : `rows ${before + 1}–${before + rows.length} of ${total.toLocaleString('en')}`,
         ),
-        h('button', { class: 'next', disabled: page + 1 >= pages, onclick: () => this.show(page + 1).catch(this.#report) }, 'Next ›'),
+        h(
+          'button',
+          {
+            class: 'next',
+            disabled: before + rows.length >= total,
+            onclick: () => this.show({ before: before + rows.length, seek: keys && { op: '>', key: keys[1] } }).catch(this.#report),
+          },
+          'Next ›',
+        ),
       ),
       h(
         'div',

@@ -6,7 +6,7 @@ import type { Database } from '../database.js';
 import { type Figures, type Item, STORAGES, figures, items } from './catalog.js';
 import { Console } from './console.js';
 import { fill, h, ident, size } from './dom.js';
-import { Grid } from './grid.js';
+import { FIRST_PAGE, Grid, type Position } from './grid.js';
 
 export class View {
   readonly element = h('div', { class: 'view' });
@@ -33,10 +33,11 @@ export class View {
   async refresh(): Promise<Figures> {
     const [list, figs] = await Promise.all([items(this.#db), figures(this.#db)]);
     this.#items = list;
+    const shown = this.#chosen;
     if (this.#chosen === null || !list.some((i) => i.name === this.#chosen && i.type !== 'index'))
       this.#chosen = list.find((i) => i.type !== 'index')?.name ?? null;
     this.#renderSide(figs);
-    await this.#renderMain(this.#grid?.page ?? 0);
+    await this.#renderMain(this.#chosen === shown ? this.#grid?.position : undefined);
     return figs;
   }
 
@@ -45,7 +46,7 @@ export class View {
     this.#chosen = name;
     this.#tab = 'rows';
     this.#renderSide(null);
-    await this.#renderMain(0);
+    await this.#renderMain();
   }
 
   /** Lets go of the grid's object URLs; the view shows nothing more. */
@@ -130,7 +131,7 @@ export class View {
     );
   }
 
-  async #renderMain(page: number) {
+  async #renderMain(position: Position = FIRST_PAGE) {
     this.#error.hidden = true;
     const tab = (id: 'rows' | 'sql', label: string) =>
       h(
@@ -140,7 +141,7 @@ export class View {
           'aria-selected': String(this.#tab === id),
           onclick: () => {
             this.#tab = id;
-            this.#renderMain(0).catch((e) => this.#report(e));
+            this.#renderMain().catch((e) => this.#report(e));
           },
         },
         label,
@@ -161,6 +162,6 @@ export class View {
     const grid = new Grid(this.#db, item, this.#pageSize, (e) => this.#report(e));
     this.#grid = grid;
     fill(this.#main, grid.element);
-    await grid.show(page);
+    await grid.show(position);
   }
 }
