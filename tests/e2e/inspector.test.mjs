@@ -260,6 +260,37 @@ test("the console runs a write the user types, shows its changes, and the side's
   assert.deepEqual(r.indexes, ['t_nameon t']);
 });
 
+test('the console asks SQLite what a statement does: a WITH … INSERT shows its changes, an INSERT … RETURNING its rows, and the counts follow both', async (t) => {
+  const r = await withInspector(t, async (db, { mount, until, $, $$ }) => {
+    await db.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT)');
+    const { el, unmount } = await mount(db);
+    try {
+      await until(() => $(el, '.tabs .sql'), 'the SQL tab');
+      $(el, '.tabs .sql').click();
+      const run = async (sql) => {
+        $(el, 'textarea.sql').value = sql;
+        $(el, 'button.run').click();
+        return await until(() => !$(el, '.out .busy') && $(el, '.out').firstElementChild, `the result of ${sql}`);
+      };
+      const count = (n) => until(() => $$(el, '.side button.item').find((b) => b.textContent.startsWith(`t${n} rows`)), `${n} rows`);
+      const seen = [];
+      seen.push((await run("WITH n(i) AS (VALUES (1), (2), (3)) INSERT INTO t(name) SELECT 'n' || i FROM n")).textContent);
+      await count(3);
+      const returned = await run("INSERT INTO t(name) VALUES ('d') RETURNING id, name");
+      const cells = (node) => [...node.querySelectorAll('tbody td')].map((td) => td.textContent);
+      seen.push(cells(returned));
+      await count(4);
+      seen.push(cells(await run('-- the last one\nSELECT name FROM t ORDER BY id DESC LIMIT 1')));
+      // A PRAGMA that sets runs with execute (it answers with no rows).
+      seen.push((await run('PRAGMA user_version = 7')).className, (await db.query('PRAGMA user_version'))[0].user_version);
+      return seen;
+    } finally {
+      unmount();
+    }
+  });
+  assert.deepEqual(r, ['3 rows changed; last insert rowid 3', ['4', 'd'], ['d'], 'done', 7]);
+});
+
 test('paging a 10,000-row table keeps one page of rows in the page, the right ones', async (t) => {
   const r = await withInspector(t, async (db, { mount, until, $, $$ }) => {
     await db.execute('CREATE TABLE big(id INTEGER PRIMARY KEY, label TEXT)');

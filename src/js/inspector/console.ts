@@ -1,6 +1,7 @@
 // The inspector's SQL console: what the user types runs as written (the
 // only way the inspector changes data), with the rows, the changes, or the
-// error's code and message, and a statement's query plan.
+// error's code and message, and a statement's query plan. Whether it
+// answers with rows, and whether it writes, SQLite's EXPLAIN says.
 //
 // A SELECT here is db.query's: its values come whole, as that call brings
 // them (a large BLOB included). The grid reads BLOBs in ranges; the
@@ -13,8 +14,28 @@ import { HEAD_BYTES, hex } from './sniff.js';
 /** Rows the console shows of a result; it says how many more there were. */
 const SHOWN = 500;
 
-/** Statements that answer with rows; anything else runs with execute(). */
-const READS = /^\s*(SELECT|WITH|VALUES|PRAGMA|EXPLAIN)\b/i;
+/** An EXPLAIN (SQLite prepares no EXPLAIN of one): it answers with rows. */
+const EXPLAINED = /^\s*EXPLAIN\b/i;
+
+/**
+ * What SQLite's own program for `sql` says of it: whether it answers with
+ * rows (a `ResultRow`: a SELECT, a PRAGMA that reports, a RETURNING) and
+ * whether it writes (a write transaction). Read from `EXPLAIN`, which
+ * prepares the statement without running it; `null` if that fails (the
+ * statement's own run then reports why).
+ */
+async function shape(db: Database, sql: string): Promise<{ rows: boolean; writes: boolean } | null> {
+  if (EXPLAINED.test(sql)) return { rows: true, writes: false };
+  try {
+    const ops = await db.query(`EXPLAIN ${sql}`);
+    return {
+      rows: ops.some((o) => o.opcode === 'ResultRow'),
+      writes: ops.some((o) => o.opcode === 'Transaction' && Number(o.p2) !== 0),
+    };
+  } catch {
+    return null;
+  }
+}
 
 export class Console {
   readonly element: HTMLElement;
@@ -59,7 +80,12 @@ export class Console {
     const sql = this.#sql.value;
     if (!sql.trim()) return;
     await this.#show(async () => {
-      if (READS.test(sql)) return this.#rows(await this.#db.query(sql));
+      const { rows = true, writes = true } = (await shape(this.#db, sql)) ?? {};
+      if (rows) {
+        const answered = await this.#db.query(sql);
+        if (writes) this.#changed();
+        return this.#rows(answered);
+      }
       const { changes, lastInsertRowid } = await this.#db.execute(sql);
       this.#changed();
       return h('p', { class: 'done' }, `${changes} row${changes === 1 ? '' : 's'} changed; last insert rowid ${lastInsertRowid}`);
