@@ -397,7 +397,8 @@ export async function start({
   if (NO_SYNC_HANDLES) probe = { ...probe, noSyncHandles: true };
   if (probe) installProbe(app, probe);
   const server = engine === 'node' ? { url: 'node:', close() {} } : await serve(app, 0, { isolated, headers });
-  const profile = mkdtempSync(join(tmpdir(), 'resq-profile-'));
+  // Node keeps no profile: its databases live in memory.
+  const profile = engine === 'node' ? null : mkdtempSync(join(tmpdir(), 'resq-profile-'));
   const browser =
     engine === 'node' ? launchNode(app) : await launch(profile, { engine, privateWindow, quota: engine === 'firefox' ? quota : null });
   const errors = [];
@@ -522,7 +523,7 @@ export async function start({
     async close() {
       await browser.close();
       server.close();
-      rmSync(profile, { recursive: true, force: true });
+      if (profile) rmSync(profile, { recursive: true, force: true });
       rmSync(app, { recursive: true, force: true });
     },
   };
