@@ -306,6 +306,7 @@ test("another session's read answers while a 64 MB staged value is written into 
     },
     { name: dbName(t) },
   );
+  t.diagnostic(`tries until the worker had both calls: ${got.staged.length} (staged), ${got.streamed.length} (stream)`);
   for (const [what, all, op] of [
     ['the staged value was written', got.staged, 'execute'],
     ["the stream's chunk was read", got.streamed, 'blobStreamRead'],
