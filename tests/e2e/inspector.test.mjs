@@ -283,12 +283,15 @@ test('the console asks SQLite what a statement does: a WITH … INSERT shows its
       seen.push(cells(await run('-- the last one\nSELECT name FROM t ORDER BY id DESC LIMIT 1')));
       // A PRAGMA that sets runs with execute (it answers with no rows).
       seen.push((await run('PRAGMA user_version = 7')).className, (await db.query('PRAGMA user_version'))[0].user_version);
+      // A script (EXPLAIN takes one statement) runs with execute, whole.
+      seen.push((await run('CREATE TABLE u(x); INSERT INTO u VALUES (1), (2)')).textContent);
+      await until(() => $(el, 'button.item[data-name="u"]'), 'the new table in the list');
       return seen;
     } finally {
       unmount();
     }
   });
-  assert.deepEqual(r, ['3 rows changed; last insert rowid 3', ['4', 'd'], ['d'], 'done', 7]);
+  assert.deepEqual(r, ['3 rows changed; last insert rowid 3', ['4', 'd'], ['d'], 'done', 7, '2 rows changed; last insert rowid 2']);
 });
 
 test('paging a 10,000-row table keeps one page of rows in the page, the right ones', async (t) => {

@@ -18,13 +18,20 @@ const SHOWN = 500;
 const EXPLAINED = /^\s*EXPLAIN\b/i;
 
 /**
+ * Where EXPLAIN cannot say (a script of many statements, which `query`
+ * refuses; SQL with an error, which the run then reports): statements
+ * that begin like these answer with rows, anything else runs with execute().
+ */
+const READS = /^\s*(SELECT|WITH|VALUES|PRAGMA)\b/i;
+
+/**
  * What SQLite's own program for `sql` says of it: whether it answers with
  * rows (a `ResultRow`: a SELECT, a PRAGMA that reports, a RETURNING) and
  * whether it writes (a write transaction). Read from `EXPLAIN`, which
- * prepares the statement without running it; `null` if that fails (the
- * statement's own run then reports why).
+ * prepares the statement without running it (`query` refuses a script
+ * before it runs any of it); where that fails, by its first word.
  */
-async function shape(db: Database, sql: string): Promise<{ rows: boolean; writes: boolean } | null> {
+async function shape(db: Database, sql: string): Promise<{ rows: boolean; writes: boolean }> {
   if (EXPLAINED.test(sql)) return { rows: true, writes: false };
   try {
     const ops = await db.query(`EXPLAIN ${sql}`);
@@ -33,7 +40,7 @@ async function shape(db: Database, sql: string): Promise<{ rows: boolean; writes
       writes: ops.some((o) => o.opcode === 'Transaction' && Number(o.p2) !== 0),
     };
   } catch {
-    return null;
+    return { rows: READS.test(sql), writes: true };
   }
 }
 
@@ -80,7 +87,7 @@ export class Console {
     const sql = this.#sql.value;
     if (!sql.trim()) return;
     await this.#show(async () => {
-      const { rows = true, writes = true } = (await shape(this.#db, sql)) ?? {};
+      const { rows, writes } = await shape(this.#db, sql);
       if (rows) {
         const answered = await this.#db.query(sql);
         if (writes) this.#changed();
