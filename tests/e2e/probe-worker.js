@@ -155,6 +155,12 @@ if (PROBE_OPTIONS.recordIdb) {
 
 /** `trace`: the tabs' requests and replies, while one is asked for. */
 let trace = null;
+const traceIn = (data) => {
+  if (trace && typeof data?.op === 'string') trace.push(['in', data.op, data.id]);
+};
+const traceOut = (message) => {
+  if (trace && message && 'ok' in message) trace.push(['out', message.id]);
+};
 
 // dieBeforeReply: the worker ends instead of answering, and says nothing after.
 let dieBeforeReply = false;
@@ -167,7 +173,7 @@ MessagePort.prototype.postMessage = function (message, transfer) {
     self.close();
     return;
   }
-  if (trace && message && 'ok' in message) trace.push(['out', message.id]);
+  traceOut(message);
   return portPost.call(this, message, transfer);
 };
 
@@ -188,7 +194,7 @@ const countWatch = (caller, data) => {
 };
 const onmessage = self.onmessage;
 self.onmessage = (e) => {
-  if (trace && typeof e.data?.op === 'string') trace.push(['in', e.data.op, e.data.id]);
+  traceIn(e.data);
   const port = e.data && typeof e.data.attach === 'string' ? e.ports[0] : null;
   if (port) ports.add(port);
   else countWatch(0, e.data);
@@ -199,7 +205,7 @@ self.onmessage = (e) => {
   const caller = nextCaller++;
   if (real)
     port.onmessage = (m) => {
-      if (trace && typeof m.data?.op === 'string') trace.push(['in', m.data.op, m.data.id]);
+      traceIn(m.data);
       countWatch(caller, m.data);
       return real(
         recordCalls || !m.data || typeof m.data !== 'object'
@@ -238,7 +244,7 @@ self.postMessage = (message, transfer) => {
     failNextReply = false;
     throw new DOMException('the probe refused to post this reply', 'DataCloneError');
   }
-  if (trace && message && 'ok' in message) trace.push(['out', message.id]);
+  traceOut(message);
   return post(message, transfer);
 };
 
