@@ -80,7 +80,7 @@ proptest! {
     /// `name::check` never panics, fails only with RESQ_BAD_PARAM, and
     /// takes exactly the names API.md says it takes.
     #[test]
-    fn database_names_are_checked_without_panics(name in db_name(), storage in prop_oneof![Just("opfs".to_string()), Just("memory".to_string()), "[a-z]{0,6}"]) {
+    fn database_names_are_checked_without_panics(name in db_name(), storage in prop_oneof![prop::sample::select(vec!["opfs", "idb", "memory", "default"]).prop_map(String::from), "[a-z]{0,7}"]) {
         let got = name::check(&name, &storage);
         if let Err(e) = &got {
             prop_assert_eq!(e.code(), "RESQ_BAD_PARAM");
@@ -89,7 +89,11 @@ proptest! {
         let want = !name.is_empty()
             && !name.contains('\0')
             && !uri
-            && (storage == "memory" || (storage == "opfs" && name != ":memory:"));
+            && match storage.as_str() {
+                "memory" => true,
+                "opfs" | "idb" | "default" => name != ":memory:",
+                _ => false,
+            };
         prop_assert_eq!(got.is_ok(), want, "{:?} {:?}: {:?}", name, storage, got);
     }
 }
