@@ -34,7 +34,7 @@ use sqlite_wasm_rs::vfs::{
 };
 use sqlite_wasm_rs::WasmOsCallback;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Blob, FileReaderSync};
@@ -65,7 +65,7 @@ impl Segment {
 struct File {
     path: String,
     blocks: BlockFile,
-    segs: HashMap<u32, Segment>,
+    segs: Segments,
     next: u32,
     /// Stored in IndexedDB (the database, its journal, its WAL), or a
     /// temporary file in memory only.
@@ -101,25 +101,92 @@ fn blob(bytes: &[u8]) -> std::result::Result<Blob, VfsError> {
         .map_err(|e| VfsError::new(VfsErrorCode::IoWrite, format!("could not make a segment: {}", text(&e)).into()))
 }
 
-/// Reads bytes of a segment's `Blob` synchronously.
-fn fetch_from<'a>(
-    reader: &'a FileReaderSync,
-    segs: &'a HashMap<u32, Segment>,
-) -> impl FnMut(u32, u64, &mut [u8]) -> Result<()> + 'a {
-    move |seg, at, out| {
-        let blob = segs.get(&seg).ok_or_else(|| Error::Unsupported(format!("segment {seg} is missing")))?;
-        let part = blob
-            .blob()
-            .slice_with_f64_and_f64(at as f64, (at + out.len() as u64) as f64)
-            .and_then(|part| reader.read_as_array_buffer(&part))
-            .map_err(|e| Error::Unsupported(format!("could not read segment {seg}: {}", text(&e))))?;
-        let bytes = Uint8Array::new(&part);
+/// A file's segments: each one's `Blob`, and the bytes of the last one
+/// read whole.
+///
+/// A read of [`WHOLE_FROM`] bytes or more is a read in order (SQLite's
+/// pages read ahead, a value streamed, the WAL read back at a commit), and
+/// reads the whole segment: every `FileReaderSync` read costs about 0.7 ms
+/// in Chromium however small, and a segment read whole costs about as much
+/// as one read of a mebibyte of it (experiment 041). The reads after it
+/// that fall in the same segment are copied from there, outside wasm
+/// memory. A segment never changes once made, and its number is never
+/// used again by the file, so what is kept stays right.
+#[derive(Default)]
+struct Segments {
+    blobs: HashMap<u32, Segment>,
+    /// The segments read whole last, the latest first.
+    kept: RefCell<VecDeque<(u32, Uint8Array)>>,
+}
+
+/// How many segments a file keeps read whole: one for each of the reads
+/// in order that a file's read-ahead follows at once (`codec::ahead`).
+const KEPT: usize = 2;
+
+/// Bytes a read takes for it to read its whole segment: a read-ahead's
+/// window from its third on (`codec::ahead`). The read-ahead's largest
+/// window alone (1 MiB) kept most of the gain away: a WAL read back at a
+/// commit is read ahead in shorter windows between its writes
+/// (experiment 041).
+const WHOLE_FROM: usize = 256 << 10;
+/// The largest segment read whole: segments are made a [`SPILL`] at a time.
+const WHOLE_MOST: f64 = (2 * SPILL) as f64;
+
+impl Segments {
+    fn insert(&mut self, seg: u32, blob: &Blob) {
+        self.blobs.insert(seg, Segment::new(blob));
+    }
+
+    fn remove(&mut self, seg: u32) {
+        self.blobs.remove(&seg);
+        self.kept.borrow_mut().retain(|(s, _)| *s != seg);
+    }
+
+    fn get(&self, seg: u32) -> Result<&Segment> {
+        self.blobs.get(&seg).ok_or_else(|| Error::Unsupported(format!("segment {seg} is missing")))
+    }
+
+    /// Reads `out.len()` bytes of segment `seg` from `at`, synchronously.
+    fn fetch(&self, reader: &FileReaderSync, seg: u32, at: u64, out: &mut [u8]) -> Result<()> {
+        let end = at + out.len() as u64;
+        let short = || Error::Unsupported(format!("segment {seg} is shorter than its map says"));
+        if let Some((_, bytes)) = self.kept.borrow().iter().find(|(s, _)| *s == seg) {
+            if end > u64::from(bytes.length()) {
+                return Err(short());
+            }
+            bytes.subarray(at as u32, end as u32).copy_to(out);
+            return Ok(());
+        }
+        let blob = self.get(seg)?.blob();
+        let failed = |e: JsValue| Error::Unsupported(format!("could not read segment {seg}: {}", text(&e)));
+        if out.len() >= WHOLE_FROM && blob.size() <= WHOLE_MOST {
+            let whole = Uint8Array::new(&reader.read_as_array_buffer(&blob).map_err(failed)?.into());
+            if end > u64::from(whole.length()) {
+                return Err(short());
+            }
+            whole.subarray(at as u32, end as u32).copy_to(out);
+            let mut kept = self.kept.borrow_mut();
+            kept.truncate(KEPT - 1);
+            kept.push_front((seg, whole));
+            return Ok(());
+        }
+        let part =
+            blob.slice_with_f64_and_f64(at as f64, end as f64).and_then(|part| reader.read_as_array_buffer(&part));
+        let bytes = Uint8Array::new(&part.map_err(failed)?.into());
         if bytes.length() as usize != out.len() {
-            return Err(Error::Unsupported(format!("segment {seg} is shorter than its map says")));
+            return Err(short());
         }
         bytes.copy_to(out);
         Ok(())
     }
+}
+
+/// Reads bytes of a segment synchronously, as `BlockFile` asks for them.
+fn fetch_from<'a>(
+    reader: &'a FileReaderSync,
+    segs: &'a Segments,
+) -> impl FnMut(u32, u64, &mut [u8]) -> Result<()> + 'a {
+    move |seg, at, out| segs.fetch(reader, seg, at, out)
 }
 
 fn io(code: VfsErrorCode) -> impl Fn(Error) -> VfsError {
@@ -138,7 +205,7 @@ impl IdbFile {
         let seg = file.next;
         let packed = file.blocks.stage(seg, SPILL);
         if !packed.is_empty() {
-            file.segs.insert(seg, Segment::new(&blob(&packed)?));
+            file.segs.insert(seg, &blob(&packed)?);
             file.next += 1;
         }
         Ok(())
@@ -184,19 +251,19 @@ impl VfsFile for IdbFile {
         while file.blocks.packed_bytes() > SPILL {
             let seg = file.next;
             let packed = file.blocks.stage_for_sync(seg, SPILL);
-            file.segs.insert(seg, Segment::new(&blob(&packed)?));
+            file.segs.insert(seg, &blob(&packed)?);
             file.next += 1;
         }
         let seg = file.next;
         let s = file.blocks.take_sync(seg);
         if !s.packed.is_empty() {
-            file.segs.insert(seg, Segment::new(&blob(&s.packed)?));
+            file.segs.insert(seg, &blob(&s.packed)?);
             file.next += 1;
         }
         let missing = |seg: &u32| VfsError::new(VfsErrorCode::IoSync, format!("segment {seg} is missing").into());
         let segments = Array::new();
         for seg in &s.segments {
-            let segment = file.segs.get(seg).ok_or_else(|| missing(seg))?;
+            let segment = file.segs.get(*seg).map_err(|_| missing(seg))?;
             segments.push(&Array::of2(&(*seg).into(), &segment.0));
         }
         let chunks: Array =
@@ -218,7 +285,7 @@ impl VfsFile for IdbFile {
         }
         self.files.call("store", &sync.into()).map_err(io(VfsErrorCode::IoSync))?;
         for seg in s.dead.iter().chain(&s.released) {
-            file.segs.remove(seg);
+            file.segs.remove(*seg);
         }
         Ok(())
     }
@@ -297,7 +364,13 @@ impl VfsStore for IdbStore {
 }
 
 fn new_file(path: String, stored: bool) -> Shared {
-    Rc::new(RefCell::new(File { path, blocks: BlockFile::load(BLOCK, 0, &[]), segs: HashMap::new(), next: 0, stored }))
+    Rc::new(RefCell::new(File {
+        path,
+        blocks: BlockFile::load(BLOCK, 0, &[]),
+        segs: Segments::default(),
+        next: 0,
+        stored,
+    }))
 }
 
 struct IdbIo;
@@ -377,7 +450,10 @@ impl IdbVfs {
             }
             let chunks: Vec<(u64, Vec<u32>)> =
                 pairs::<Uint32Array>(&f, "chunks").into_iter().map(|(n, w)| (n as u64, w.to_vec())).collect();
-            let segs = pairs::<Blob>(&f, "segments").into_iter().map(|(n, b)| (n as u32, Segment::new(&b))).collect();
+            let mut segs = Segments::default();
+            for (n, b) in pairs::<Blob>(&f, "segments") {
+                segs.insert(n as u32, &b);
+            }
             let blocks = BlockFile::load(BLOCK, num(&f, "size") as u64, &chunks);
             let file = File { path: path.clone(), blocks, segs, next: num(&f, "next") as u32, stored: true };
             by_path.insert(path, Rc::new(RefCell::new(file)));
