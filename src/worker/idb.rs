@@ -101,8 +101,8 @@ fn blob(bytes: &[u8]) -> std::result::Result<Blob, VfsError> {
         .map_err(|e| VfsError::new(VfsErrorCode::IoWrite, format!("could not make a segment: {}", text(&e)).into()))
 }
 
-/// A file's segments: each one's `Blob`, and the bytes of the last one
-/// read whole.
+/// A file's segments: each one's `Blob`, and the bytes of the last
+/// [`KEPT`] read whole.
 ///
 /// A read of [`WHOLE_FROM`] bytes or more is a read in order (SQLite's
 /// pages read ahead, a value streamed, the WAL read back at a commit), and
@@ -151,20 +151,13 @@ impl Segments {
         let end = at + out.len() as u64;
         let short = || Error::Unsupported(format!("segment {seg} is shorter than its map says"));
         if let Some((_, bytes)) = self.kept.borrow().iter().find(|(s, _)| *s == seg) {
-            if end > u64::from(bytes.length()) {
-                return Err(short());
-            }
-            bytes.subarray(at as u32, end as u32).copy_to(out);
-            return Ok(());
+            return copy_from(bytes, at, out).ok_or_else(short);
         }
         let blob = self.get(seg)?.blob();
         let failed = |e: JsValue| Error::Unsupported(format!("could not read segment {seg}: {}", text(&e)));
         if out.len() >= WHOLE_FROM && blob.size() <= WHOLE_MOST {
             let whole = Uint8Array::new(&reader.read_as_array_buffer(&blob).map_err(failed)?.into());
-            if end > u64::from(whole.length()) {
-                return Err(short());
-            }
-            whole.subarray(at as u32, end as u32).copy_to(out);
+            copy_from(&whole, at, out).ok_or_else(short)?;
             let mut kept = self.kept.borrow_mut();
             kept.truncate(KEPT - 1);
             kept.push_front((seg, whole));
@@ -179,6 +172,13 @@ impl Segments {
         bytes.copy_to(out);
         Ok(())
     }
+}
+
+/// Copies `out.len()` bytes of a segment's `bytes` from `at` into `out`;
+/// `None` when the segment is shorter than that.
+fn copy_from(bytes: &Uint8Array, at: u64, out: &mut [u8]) -> Option<()> {
+    let end = at + out.len() as u64;
+    (end <= u64::from(bytes.length())).then(|| bytes.subarray(at as u32, end as u32).copy_to(out))
 }
 
 /// Reads bytes of a segment synchronously, as `BlockFile` asks for them.
@@ -260,10 +260,9 @@ impl VfsFile for IdbFile {
             file.segs.insert(seg, &blob(&s.packed)?);
             file.next += 1;
         }
-        let missing = |seg: &u32| VfsError::new(VfsErrorCode::IoSync, format!("segment {seg} is missing").into());
         let segments = Array::new();
         for seg in &s.segments {
-            let segment = file.segs.get(*seg).map_err(|_| missing(seg))?;
+            let segment = file.segs.get(*seg).map_err(io(VfsErrorCode::IoSync))?;
             segments.push(&Array::of2(&(*seg).into(), &segment.0));
         }
         let chunks: Array =
