@@ -80,9 +80,17 @@ test("an export is one state of the database while another tab keeps writing; th
         const { done, value } = await reader.read();
         if (done) break;
         chunks.push(value);
-        // After the first and the third chunk: the export is running.
-        if (chunks.length === 1 || chunks.length === 3) seen.push(await moves());
-        await sleep(50); // a slow reader: tab b's writes go on meanwhile
+        if (chunks.length === 1) {
+          // The export is running: tab b's transfers go on meanwhile. Wait
+          // (up to 60 s, however slow the machine) for two more of them to
+          // commit before reading on; an export that held the database
+          // would see none.
+          const from = await moves();
+          seen.push(from);
+          for (let waited = 0; waited < 60_000 && (await moves()) < from + 2; waited += 50) await sleep(50);
+        }
+        if (chunks.length === 3) seen.push(await moves());
+        await sleep(50); // a slow reader
       }
       await watcher.close();
       await importDatabase(`${name}-snapshot`, new Blob(chunks));
@@ -101,8 +109,8 @@ test("an export is one state of the database while another tab keeps writing; th
   const [live] = await inPage(a, async () => db.query('SELECT sum(balance) AS total, count(*) AS n FROM acct'));
   assert.ok(r.reads >= 5, `${r.reads} export reads`);
   assert.deepEqual({ total: r.total, n: r.n }, { total: TOTAL, n: 300 }, 'the export holds whole transactions only');
-  // Reading the export took 50 ms a chunk: tab b committed meanwhile (when
-  // an export held the database, none).
+  // Tab b committed while the export was between its first and third
+  // chunks (when an export held the database, none).
   assert.ok(r.during >= 2, `${r.during} transfers committed between the export's first and third chunks`);
   assert.ok(moves > 0, 'tab b wrote');
   assert.deepEqual(live, { total: TOTAL, n: 300 });
