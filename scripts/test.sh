@@ -10,9 +10,11 @@
 #      WebKitGTK (WebDriver, tests/e2e/webkit.mjs), then Chromium and
 #      Firefox again with IndexedDB storage forced (chromium-idb,
 #      firefox-idb: their workers get no OPFS sync access handles, as
-#      WebKitGTK's), then Node (the package's Node entry, for the test
-#      files that need only memory storage: tests/e2e/node-engine.mjs says
-#      which, and why not the others); each engine's counts are printed
+#      WebKitGTK's; the files that would do there what they do in the
+#      engine's own pass are left out), then Node (the package's Node
+#      entry, for the test files that need only memory storage);
+#      tests/e2e/passes.mjs says which files each pass leaves out, and
+#      why; each engine's counts are printed
 #      (RESQ_ENGINES=chromium: Chromium only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,11 +58,12 @@ e2e() {
   local rc=0
   local forced=
   [ "${1%-idb}" != "$1" ] && forced=1
-  local files=(tests/e2e/)
-  if [ "$1" = node ]; then
-    mapfile -t files < <(node tests/e2e/node-engine.mjs)
-    echo "Not run in Node (tests/e2e/node-engine.mjs):"
-    node tests/e2e/node-engine.mjs --why | sed 's/^/  /'
+  local files why
+  mapfile -t files < <(node tests/e2e/passes.mjs "$1")
+  why=$(node tests/e2e/passes.mjs "$1" --why)
+  if [ -n "$why" ]; then
+    echo "Not run in $1 (tests/e2e/passes.mjs):"
+    echo "$why" | sed 's/^/  /'
   fi
   RESQ_ENGINE="${1%-idb}" RESQ_NO_SYNC_HANDLES="$forced" timeout --kill-after=30s 35m node --test --test-concurrency=1 \
     --test-reporter="$usual" --test-reporter-destination=stdout \
@@ -82,7 +85,7 @@ export RESQ_PACKED_APP
 trap 'rm -rf "$logs" "$RESQ_PACKED_APP"' EXIT
 
 # Engines for the e2e layer, all three, the two forced onto IndexedDB, and
-# Node (the test files that need only memory storage, node-engine.mjs) by
+# Node (the test files that need only memory storage, passes.mjs) by
 # default; RESQ_ENGINES=chromium (or "firefox webkit", …) runs those. Each
 # always runs, so one engine's failure does not hide another's result.
 engines="${RESQ_ENGINES:-chromium firefox webkit chromium-idb firefox-idb node}"

@@ -10,7 +10,7 @@
 // (node-page-lib.mjs, the page's `resq-wasm`): a test that opens a name
 // once proves the same behaviour in Node's storage. The tests that need a
 // stored database, a browser page or the probe worker are listed in
-// node-engine.mjs with the reason, and skipped in this engine.
+// passes.mjs with the reason, and left out of this engine's pass.
 
 import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';

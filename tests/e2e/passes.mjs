@@ -1,11 +1,11 @@
-// Which e2e test files run in the Node engine (RESQ_ENGINE=node,
-// node-page.mjs), and why the others cannot. Every file not named here runs
-// there, so a new test file runs in Node until it is named here with its
+// Which e2e test files each pass of `npm test` runs (scripts/test.sh), and
+// why the others are left out. A pass runs every file not named for it
+// here, so a new test file runs everywhere until it is named with its
 // reason. A test that cannot run in a file that does is skipped where it
-// is, with `notInNode(reason)` (harness.mjs).
+// is (`notInNode(reason)` in harness.mjs, `opfs` in engines.mjs).
 //
-//   node tests/e2e/node-engine.mjs        the files to run, one a line
-//   node tests/e2e/node-engine.mjs --why  the files left out, with why
+//   node tests/e2e/passes.mjs <pass>        the files to run, one a line
+//   node tests/e2e/passes.mjs <pass> --why  the files left out, with why
 
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,8 +19,8 @@ const KEY = 'encryption at rest is for stored databases: Node keeps none';
 const IDB = "IndexedDB storage, a browser's";
 const CHROMIUM_PASS = 'runs once, in the Chromium pass (it starts Node or a bundler itself)';
 
-/** Test files that do not run in Node, and why. */
-export const NOT_IN_NODE = {
+/** The Node pass (RESQ_ENGINE=node): test files that do not run there, and why. */
+const NOT_IN_NODE = {
   'backup-tabs.test.mjs': TABS,
   'backup.test.mjs': 'it imports into a database by name, which Node refuses (there importDatabase takes an open Database)',
   'checkpoint.test.mjs': STORED,
@@ -56,14 +56,38 @@ export const NOT_IN_NODE = {
   'watch.test.mjs': `${PROBE} (node.test.mjs checks watch() in Node)`,
 };
 
+// The passes forced onto IndexedDB (chromium-idb, firefox-idb) run the
+// suite again with every file name opening in IndexedDB. A file whose
+// every database names its storage, or that opens none in the browser,
+// does the same there as in the engine's own pass: it runs once, there.
+const OWN_PASS = "the same in the engine's own pass, which runs it";
+const NAMES_IDB = `every database it opens asks for storage: 'idb' itself: ${OWN_PASS}`;
+const NOT_FORCED = {
+  'consumer.test.mjs': CHROMIUM_PASS,
+  'idb-memory.test.mjs': NAMES_IDB,
+  'idb-quota.test.mjs': NAMES_IDB,
+  'kill.test.mjs': `its IndexedDB trials ask for storage: 'idb' (${OWN_PASS}), and its OPFS ones would only be refused here, a refusal WebKitGTK's pass checks`,
+  'nextjs.test.mjs': CHROMIUM_PASS,
+  'node.test.mjs': CHROMIUM_PASS,
+  'package.test.mjs': `what the tarball holds, and a page importing it: ${OWN_PASS}`,
+  'powerloss-idb.test.mjs': NAMES_IDB,
+  'vitest-example.test.mjs': CHROMIUM_PASS,
+};
+
+/** Test files each pass leaves out, and why; a pass not named runs them all. */
+export const LEFT_OUT = { node: NOT_IN_NODE, 'chromium-idb': NOT_FORCED, 'firefox-idb': NOT_FORCED };
+
 const dir = import.meta.dirname;
 const files = readdirSync(dir).filter((f) => f.endsWith('.test.mjs'));
-for (const f of Object.keys(NOT_IN_NODE)) if (!files.includes(f)) throw new Error(`node-engine.mjs names ${f}, which is not a test file`);
+for (const [pass, out] of Object.entries(LEFT_OUT))
+  for (const f of Object.keys(out)) if (!files.includes(f)) throw new Error(`passes.mjs leaves ${f} out of ${pass}: it is not a test file`);
 
-/** The test files that run in Node, as paths. */
-export const IN_NODE = files.filter((f) => !(f in NOT_IN_NODE)).map((f) => join(dir, f));
+/** The test files pass `pass` runs, as paths. */
+export const filesOf = (pass) => files.filter((f) => !(f in (LEFT_OUT[pass] ?? {}))).map((f) => join(dir, f));
 
 if (process.argv[1] === import.meta.filename) {
-  if (process.argv[2] === '--why') for (const [f, why] of Object.entries(NOT_IN_NODE)) console.log(`${f}: ${why}`);
-  else for (const f of IN_NODE) console.log(f);
+  const [pass, why] = process.argv.slice(2);
+  if (!pass) throw new Error('usage: node tests/e2e/passes.mjs <pass> [--why]');
+  if (why === '--why') for (const [f, reason] of Object.entries(LEFT_OUT[pass] ?? {})) console.log(`${f}: ${reason}`);
+  else for (const f of filesOf(pass)) console.log(f);
 }
