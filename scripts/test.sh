@@ -21,33 +21,38 @@ cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
 
-echo "== lint: rustfmt, clippy (native, wasm, wasm with ciphers), Biome"
+# A phase's heading, with the time since the start: CI has 90 minutes.
+phase() {
+  echo "== $1 (at $((SECONDS / 60)) min $((SECONDS % 60)) s)"
+}
+
+phase "lint: rustfmt, clippy (native, wasm, wasm with ciphers), Biome"
 cargo fmt --check
 cargo clippy --all-targets -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --all-targets -- -D warnings
 CARGO_TARGET_DIR=target/cipher cargo clippy --target wasm32-unknown-unknown --all-targets --features cipher -- -D warnings
 npx biome ci --colors=off .
 
-echo "== unit: the page's and the worker's own logic under node --test (no browser)"
+phase "unit: the page's and the worker's own logic under node --test (no browser)"
 node --test tests/unit/
 
 bash scripts/build.sh
 
-echo "== 1/3 native: cargo test (codec core)"
+phase "1/3 native: cargo test (codec core)"
 cargo test
 
-echo "== 2/3 wasm: engine in Node"
+phase "2/3 wasm: engine in Node"
 cargo test --target wasm32-unknown-unknown --test node
 
-echo "== 2/3 wasm: engine in a dedicated worker in headless Chromium (OPFS)"
+phase "2/3 wasm: engine in a dedicated worker in headless Chromium (OPFS)"
 CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --test browser
-echo "== 2/3 wasm: the engine with ciphers in a dedicated worker in headless Chromium (OPFS)"
+phase "2/3 wasm: the engine with ciphers in a dedicated worker in headless Chromium (OPFS)"
 # A debug build: Rust checks every pointer it reads through is aligned.
 CHROMEDRIVER=/usr/bin/chromedriver CARGO_TARGET_DIR=target/cipher cargo test --target wasm32-unknown-unknown --features cipher --test browser
 
 # Runs the e2e layer in engine $1. The terminal gets the runner's usual
 # report (spec on a terminal, TAP otherwise); a TAP copy goes to file $2.
-# An engine's run may not take more than 35 minutes (about 10 here): a
+# An engine's run may not take more than 35 minutes (10 to 20 here): a
 # hang fails the run instead of holding CI until its own limit. timeout(1)
 # signals its whole process group, so the browsers and servers go too.
 # (node --test's own --test-timeout marks a file cancelled but still waits
@@ -91,7 +96,7 @@ trap 'rm -rf "$logs" "$RESQ_PACKED_APP"' EXIT
 engines="${RESQ_ENGINES:-chromium firefox webkit chromium-idb firefox-idb node}"
 rc=0
 for engine in $engines; do
-  echo "== 3/3 e2e: the packed package in $engine"
+  phase "3/3 e2e: the packed package in $engine"
   e2e "$engine" "$logs/$engine" || rc=1
 done
 # Each failed or cancelled test of engine $1, with its diagnostics (the TAP
@@ -101,7 +106,7 @@ failures() {
   awk -v engine="$1" '/^ *not ok / { on = 1; print "[" engine "] " $0; next }
     on { print "[" engine "] " $0; if ($0 ~ /^ *\.\.\.$/) on = 0 }' "$2"
 }
-echo "== e2e, per engine"
+phase "e2e, per engine"
 for engine in $engines; do counts "$engine" "$logs/$engine"; done
 if [ "$rc" != 0 ]; then
   echo "== e2e, what failed"
