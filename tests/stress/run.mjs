@@ -8,6 +8,7 @@
 //   kill trials  RESQ_KILL_TRIALS
 //   model check  RESQ_MODEL_OPS          (per storage: OPFS and memory)
 //   isolation    RESQ_ISOLATION_OPS      (in all, over four sessions in two tabs)
+//   failover     RESQ_FAILOVERS          (leaders ended in each model check)
 //   soak         RESQ_SOAK_OPS
 //   hostile      (as in npm test: every class, each once)
 //   backup       RESQ_BACKUP_MB          (MB of media exported and imported
@@ -42,6 +43,8 @@ const SUITES = {
   model: { file: 'tests/e2e/model.test.mjs', env: { RESQ_MODEL_OPS: '50000', RESQ_MODEL_REOPEN: '0.005' } },
   isolation: { file: 'tests/e2e/isolation.test.mjs', env: { RESQ_ISOLATION_OPS: '100000' } },
   hostile: { file: 'tests/e2e/hostile.test.mjs', env: {} },
+  // npm test: 10 in each model check, in every engine.
+  failover: { file: 'tests/e2e/failover.test.mjs', env: { RESQ_FAILOVERS: '40' } },
   // npm test: 256 MB (the 1 GB form takes about three minutes here).
   backup: { file: 'tests/e2e/backup.test.mjs', env: { RESQ_BACKUP_MB: '1024' } },
   // npm test: 128 MiB in each engine (not Chromium: CHROMIUM_IDB_LARGE_VALUES, harness.mjs).
