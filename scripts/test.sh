@@ -11,8 +11,9 @@
 #      Firefox again with IndexedDB storage forced (chromium-idb,
 #      firefox-idb: their workers get no OPFS sync access handles, as
 #      WebKitGTK's; the files that would do there what they do in the
-#      engine's own pass are left out), then Node (the package's Node
-#      entry, for the test files that need only memory storage);
+#      engine's own pass or in WebKitGTK's are left out), then Node (the
+#      package's Node entry, for the test files that need only memory
+#      storage);
 #      tests/e2e/passes.mjs says which files each pass leaves out, and
 #      why; each engine's counts are printed
 #      (RESQ_ENGINES=chromium: Chromium only)

@@ -60,17 +60,25 @@ const NOT_IN_NODE = {
 // suite again with every file name opening in IndexedDB. A file whose
 // every database names its storage, or that opens none in the browser,
 // does the same there as in the engine's own pass: it runs once, there.
+// So does one that checks SQL and values, which IndexedDB does not change
+// (WebKitGTK runs it on IndexedDB).
 const OWN_PASS = "the same in the engine's own pass, which runs it";
 const NAMES_IDB = `every database it opens asks for storage: 'idb' itself: ${OWN_PASS}`;
+const SQL = "SQL's answers and how values map, the same on any storage: WebKitGTK's pass runs it on IndexedDB";
 const NOT_FORCED = {
   'consumer.test.mjs': CHROMIUM_PASS,
+  'drizzle.test.mjs': SQL,
   'idb-memory.test.mjs': NAMES_IDB,
   'idb-quota.test.mjs': NAMES_IDB,
   'kill.test.mjs': `its IndexedDB trials ask for storage: 'idb' (${OWN_PASS}), and its OPFS ones would only be refused here, a refusal WebKitGTK's pass checks`,
+  'kysely.test.mjs': SQL,
   'nextjs.test.mjs': CHROMIUM_PASS,
   'node.test.mjs': CHROMIUM_PASS,
   'package.test.mjs': `what the tarball holds, and a page importing it: ${OWN_PASS}`,
   'powerloss-idb.test.mjs': NAMES_IDB,
+  'shapes.test.mjs': SQL,
+  'slt.test.mjs': SQL,
+  'values.test.mjs': SQL,
   'vitest-example.test.mjs': CHROMIUM_PASS,
 };
 
