@@ -13,9 +13,8 @@
 #      WebKitGTK's; the files that would do there what they do in the
 #      engine's own pass or in WebKitGTK's are left out), then Node (the
 #      package's Node entry, for the test files that need only memory
-#      storage);
-#      tests/e2e/passes.mjs says which files each pass leaves out, and
-#      why; each engine's counts are printed
+#      storage); tests/e2e/passes.mjs says which files each pass leaves
+#      out, and why; each engine's counts are printed
 #      (RESQ_ENGINES=chromium: Chromium only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,6 +65,8 @@ e2e() {
   [ "${1%-idb}" != "$1" ] && forced=1
   local files why
   mapfile -t files < <(node tests/e2e/passes.mjs "$1")
+  # A failed list would leave node --test to its default globs.
+  [ "${#files[@]}" -gt 0 ] || { echo "e2e in $1: tests/e2e/passes.mjs gave no files"; return 1; }
   why=$(node tests/e2e/passes.mjs "$1" --why)
   if [ -n "$why" ]; then
     echo "Not run in $1 (tests/e2e/passes.mjs):"
