@@ -10,8 +10,9 @@
 // holds for its lifetime is freed (the tab closed or crashed): followers
 // waiting for a leader stay queued until the next one registers. What it
 // knows is lost if the browser starts it again (WebKitGTK does when the tab
-// that started it closes): it says so as it starts (BROKER_CHANNEL), and
-// answers pings, so tabs find out and tell it again (election.ts).
+// that started it closes): it says so as it starts (BROKER_CHANNEL),
+// acknowledges each registration and request, and answers pings, so tabs
+// find out and tell it again (election.ts).
 
 import { BROKER_CHANNEL, type BrokerRequest } from './protocol.js';
 
@@ -32,13 +33,16 @@ const waiting = new Map<string, { port: MessagePort; lock: string; reply: Messag
 (self as unknown as SharedScope).onconnect = (e) => {
   const tab = e.ports[0];
   tab.onmessage = ({ data, ports }: MessageEvent<BrokerRequest>) => {
-    if (data?.kind === 'lead') lead(data.name, { port: tab, lock: data.lock });
-    else if (data?.kind === 'resign') forget(data.name, data.lock);
+    if (data?.kind === 'lead') {
+      tab.postMessage({ kind: 'led', name: data.name, lock: data.lock });
+      lead(data.name, { port: tab, lock: data.lock });
+    } else if (data?.kind === 'resign') forget(data.name, data.lock);
     else if (data?.kind === 'ping') tab.postMessage({ kind: 'pong' });
     else if (data?.kind === 'connect' && ports[0]) {
       const list = waiting.get(data.name) ?? [];
       list.push({ port: ports[0], lock: data.lock, reply: tab });
       waiting.set(data.name, list);
+      tab.postMessage({ kind: 'queued', name: data.name, lock: data.lock });
       introduce(data.name);
     }
   };

@@ -64,6 +64,12 @@ const RETRY_MS = 20;
  */
 const PING_MS = 1000;
 
+/**
+ * How long a leading tab waits for the broker to acknowledge its
+ * registration before it registers again on a new port (see #register).
+ */
+const ACK_MS = 250;
+
 const uuid = () => crypto.randomUUID?.() ?? `${Date.now()}-${Math.random()}`;
 
 export class Election {
@@ -103,6 +109,12 @@ export class Election {
   #registered: string | null = null;
   /** Whether the broker said anything since the last ping. */
   #heard = true;
+  /** The broker acknowledged this tab's lead as registered (`led`). */
+  #led = false;
+  /** Asks again if the broker did not acknowledge the lead in time. */
+  #ledCheck: ReturnType<typeof setTimeout> | undefined;
+  /** The broker acknowledged this tab's request to follow (`queued` or `leader`). */
+  #queued = false;
   /** Takes the broker's answer to this tab's follow (null: ask again). */
   #onLeader: ((lock: string | null) => void) | null = null;
   /** A request for a port is out (one at a time). */
@@ -162,6 +174,7 @@ export class Election {
     this.#endLead?.();
     this.#broker?.close();
     this.#brokerNews?.close();
+    clearTimeout(this.#ledCheck);
     // A follow waiting for the broker's answer ends.
     const asked = this.#onLeader;
     this.#onLeader = null;
@@ -305,7 +318,7 @@ export class Election {
     this.#own = client;
     this.#seat.connect(client);
     this.#registered = lock;
-    this.#tell({ kind: 'lead', name: this.#opts.name, lock });
+    this.#register();
     await end;
     // The lead is over: the worker stops, the lock goes to the next tab.
     if (graceful) setTimeout(() => worker.terminate(), CLOSE_GRACE_MS);
@@ -313,6 +326,7 @@ export class Election {
     this.#worker = null;
     this.#endLead = null;
     this.#registered = null;
+    clearTimeout(this.#ledCheck);
     this.#tell({ kind: 'resign', name: this.#opts.name, lock });
     client.die('its worker stopped');
     if (this.#own === client) this.#own = null;
@@ -326,6 +340,7 @@ export class Election {
     const attempt = ++this.#attempt;
     const { port1, port2 } = new MessageChannel();
     const leader = new Promise<string | null>((r) => (this.#onLeader = r));
+    this.#queued = false;
     this.#tell({ kind: 'connect', name: this.#opts.name, lock: this.#tabLock }, [port2]);
     const pings = setInterval(this.#ping, PING_MS);
     const lock = await leader;
@@ -414,7 +429,24 @@ export class Election {
     this.#broker = broker.port;
     this.#heard = true;
     broker.port.onmessage = (e: MessageEvent<BrokerReply>) => this.#fromBroker(e.data, e.ports[0]);
-    if (this.#registered !== null) this.#tell({ kind: 'lead', name: this.#opts.name, lock: this.#registered });
+    this.#register();
+  }
+
+  /**
+   * Tells the broker that this tab leads (if it does), and tells it again
+   * on a new port unless it acknowledges that within ACK_MS: the message
+   * may have reached a broker that was ending (see BROKER_CHANNEL), and
+   * followers would wait for this leader forever.
+   */
+  #register(): void {
+    const lock = this.#registered;
+    clearTimeout(this.#ledCheck);
+    if (lock === null || !this.#broker) return;
+    this.#led = false;
+    this.#tell({ kind: 'lead', name: this.#opts.name, lock });
+    this.#ledCheck = setTimeout(() => {
+      if (this.#registered === lock && !this.#led && !this.#closed) this.#askAgain();
+    }, ACK_MS);
   }
 
   /**
@@ -427,9 +459,13 @@ export class Election {
     this.#askAgain();
   }
 
-  /** While this tab waits for the broker's answer: a broker that did not answer the last ping is gone. */
+  /**
+   * While this tab waits for the broker's answer: a broker that did not
+   * answer the last ping is gone, and one that did not acknowledge the
+   * request never got it (see BROKER_CHANNEL).
+   */
   #ping = (): void => {
-    if (this.#heard) {
+    if (this.#heard && this.#queued) {
       this.#heard = false;
       this.#tell({ kind: 'ping' });
     } else this.#askAgain();
@@ -449,7 +485,10 @@ export class Election {
 
   #fromBroker(msg: BrokerReply, port: MessagePort | undefined): void {
     this.#heard = true;
-    if (msg.kind === 'leader') {
+    if (msg.kind === 'led') this.#led ||= msg.lock === this.#registered;
+    else if (msg.kind === 'queued') this.#queued = true;
+    else if (msg.kind === 'leader') {
+      this.#queued = true;
       const answer = this.#onLeader;
       this.#onLeader = null;
       answer?.(msg.lock);

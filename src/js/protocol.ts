@@ -255,11 +255,16 @@ export type BrokerRequest =
   | { kind: 'ping' };
 
 /**
- * From the broker: to a leader, a follower's port (`follower`, the port in
- * `ports`); to a follower, whose worker its port went to (`leader`).
+ * From the broker: to a leader, that it is registered (`led`), and a
+ * follower's port (`follower`, the port in `ports`); to a follower, that
+ * its request waits for a leader (`queued`), and whose worker its port went
+ * to (`leader`). A request that gets no `led` or `queued` may have reached
+ * a broker that was ending (election.ts asks again).
  */
 export type BrokerReply =
+  | { kind: 'led'; name: string; lock: string }
   | { kind: 'follower'; name: string; lock: string }
+  | { kind: 'queued'; name: string; lock: string }
   | { kind: 'leader'; name: string; lock: string }
   | { kind: 'pong' };
 
@@ -267,8 +272,9 @@ export type BrokerReply =
  * The BroadcastChannel on which a broker that starts says so
  * (`{ kind: 'started' }`): a broker that started again knows no leader, and
  * some tabs' ports to the one before may never be answered (WebKitGTK
- * starts a SharedWorker again when the tab that started it closes). Tabs
- * that lead register again; tabs waiting to follow ask again.
+ * starts a SharedWorker again when the tab that started it closes, and a
+ * message sent meanwhile can reach the one that is ending). Tabs that lead
+ * register again; tabs waiting to follow ask again.
  */
 export const BROKER_CHANNEL = 'resq-wasm-broker';
 

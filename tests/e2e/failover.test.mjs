@@ -216,13 +216,21 @@ async function model(t, writers, failovers) {
     ),
   );
   const closes = [];
+  // A writer that makes no progress for a minute fails the check, with the
+  // origin's Web Locks (who leads, who waits), instead of holding the run.
+  const stuck = async (what) => {
+    const locks = await inPage(pages[0], async () => navigator.locks.query()).catch((e) => e.message);
+    return new Error(`${what} in 60 s; Web Locks: ${JSON.stringify(locks)}`);
+  };
   // Each leader closes once every writer has completed a call since the
-  // last close (each leader serves, however briefly), then 50 ms on.
+  // last close (each leader serves every writer), then 50 ms on.
   const progress = () => Promise.all(pages.map((p) => inPage(p, async () => globalThis.completed ?? 0)));
   for (const leader of leaders) {
     const before = await progress();
-    for (let waited = 0; (await progress()).some((n, w) => n <= before[w]) && waited < 10_000; waited += 20)
+    for (const began = Date.now(); (await progress()).some((n, w) => n <= before[w]); ) {
+      if (Date.now() - began > 60_000) throw await stuck(`after ${closes.length} leaders closed, a writer completed no call`);
       await new Promise((r) => setTimeout(r, 20));
+    }
     await new Promise((r) => setTimeout(r, 50));
     const began = Date.now();
     await leader.close();
@@ -230,7 +238,11 @@ async function model(t, writers, failovers) {
   }
   stop = true;
   await Promise.all(pages.map((p) => inPage(p, async () => (globalThis.stopModel = true))));
-  const results = await Promise.all(runs);
+  let timer;
+  const hung = new Promise((_, reject) => {
+    timer = setTimeout(async () => reject(await stuck("the writers' last calls did not end")), 60_000);
+  });
+  const results = await Promise.race([Promise.all(runs), hung]).finally(() => clearTimeout(timer));
   for (const [w, r] of results.entries()) {
     assert.deepEqual(r.failed, [], `writer ${w}`);
     assert.equal(r.wrongReads, 0, `writer ${w}: reads as the model says`);
