@@ -50,17 +50,18 @@ phase "2/3 wasm: the engine with ciphers in a dedicated worker in headless Chrom
 # A debug build: Rust checks every pointer it reads through is aligned.
 CHROMEDRIVER=/usr/bin/chromedriver CARGO_TARGET_DIR=target/cipher cargo test --target wasm32-unknown-unknown --features cipher --test browser
 
-# Runs the e2e layer in engine $1. The terminal gets the runner's usual
-# report (spec on a terminal, TAP otherwise); a TAP copy goes to file $2.
-# An engine's run may not take more than 35 minutes (10 to 20 here): a
-# hang fails the run instead of holding CI until its own limit. timeout(1)
-# signals its whole process group, so the browsers and servers go too.
-# (node --test's own --test-timeout marks a file cancelled but still waits
-# for a file process that never exits.)
+# Runs the e2e layer in engine $1, one test file at a time. The terminal
+# gets the runner's usual report (spec on a terminal, TAP otherwise) and
+# each file's time; a TAP copy goes to file $2. A file may not take more
+# than 10 minutes (the slowest take 2 to 3): a hang fails that file, with
+# the last test it reported, and the pass goes on, instead of holding CI
+# until its own limit. timeout(1) signals its whole process group, so the
+# browsers and servers go too. (node --test's own --test-timeout marks a
+# file cancelled but still waits for a file process that never exits.)
 e2e() {
   local usual=tap
   [ -t 1 ] && usual=spec
-  local rc=0
+  local rc=0 code began last
   local forced=
   [ "${1%-idb}" != "$1" ] && forced=1
   local files why
@@ -72,16 +73,29 @@ e2e() {
     echo "Not run in $1 (tests/e2e/passes.mjs):"
     echo "$why" | sed 's/^/  /'
   fi
-  RESQ_ENGINE="${1%-idb}" RESQ_NO_SYNC_HANDLES="$forced" timeout --kill-after=30s 35m node --test --test-concurrency=1 \
-    --test-reporter="$usual" --test-reporter-destination=stdout \
-    --test-reporter=tap --test-reporter-destination="$2" "${files[@]}" || rc=$?
-  [ "$rc" = 124 ] && echo "e2e in $1: stopped after 35 minutes (a test hangs)"
+  for file in "${files[@]}"; do
+    began=$SECONDS
+    code=0
+    RESQ_ENGINE="${1%-idb}" RESQ_NO_SYNC_HANDLES="$forced" timeout --kill-after=30s 10m node --test --test-concurrency=1 \
+      --test-reporter="$usual" --test-reporter-destination=stdout \
+      --test-reporter=tap --test-reporter-destination="$2.file" "$file" || code=$?
+    if [ "$code" = 124 ] || [ "$code" = 137 ]; then
+      last=$(grep -E '^(not )?ok ' "$2.file" | tail -n 1 || true)
+      echo "not ok - ${file##*/} stopped after 10 minutes (a test hangs); the last test it reported: ${last:-none}" >>"$2.file"
+      printf '  ---\n  ...\n# fail 1\n' >>"$2.file"
+    fi
+    [ "$code" = 0 ] || rc=1
+    cat "$2.file" >>"$2"
+    echo "-- ${file##*/} in $1: $((SECONDS - began)) s"
+    echo "$((SECONDS - began)) ${file##*/}" >>"$2.times"
+  done
+  rm -f "$2.file"
   return "$rc"
 }
-# "<engine>: N passed, N failed, N skipped", from the TAP summary in file $2;
-# a test or file cancelled (by the timeout) counts as failed.
+# "<engine>: N passed, N failed, N skipped", from the TAP summaries in file
+# $2 (one per test file); a test or file cancelled counts as failed.
 counts() {
-  awk -v engine="$1" '/^# (pass|fail|cancelled|skipped) [0-9]+$/ { n[$2] = $3 }
+  awk -v engine="$1" '/^# (pass|fail|cancelled|skipped) [0-9]+$/ { n[$2] += $3 }
     END { printf "%s: %d passed, %d failed, %d skipped\n", engine, n["pass"], n["fail"] + n["cancelled"], n["skipped"] }' "$2"
 }
 logs=$(mktemp -d)
@@ -108,8 +122,16 @@ failures() {
   awk -v engine="$1" '/^ *not ok / { on = 1; print "[" engine "] " $0; next }
     on { print "[" engine "] " $0; if ($0 ~ /^ *\.\.\.$/) on = 0 }' "$2"
 }
+# Engine $1's five slowest test files, from file $2 ("seconds file" lines).
+slowest() {
+  [ -f "$2" ] || return 0
+  sort -rn "$2" | head -n 5 | awk '{ printf "  %4d s  %s\n", $1, $2 }'
+}
 phase "e2e, per engine"
-for engine in $engines; do counts "$engine" "$logs/$engine"; done
+for engine in $engines; do
+  counts "$engine" "$logs/$engine"
+  slowest "$engine" "$logs/$engine.times"
+done
 if [ "$rc" != 0 ]; then
   echo "== e2e, what failed"
   for engine in $engines; do failures "$engine" "$logs/$engine"; done
