@@ -61,7 +61,7 @@ CHROMEDRIVER=/usr/bin/chromedriver CARGO_TARGET_DIR=target/cipher cargo test --t
 e2e() {
   local usual=tap
   [ -t 1 ] && usual=spec
-  local rc=0 code began last
+  local rc=0 code began last limit=10
   local forced=
   [ "${1%-idb}" != "$1" ] && forced=1
   local files why
@@ -76,16 +76,17 @@ e2e() {
   for file in "${files[@]}"; do
     began=$SECONDS
     code=0
-    RESQ_ENGINE="${1%-idb}" RESQ_NO_SYNC_HANDLES="$forced" timeout --kill-after=30s 10m node --test --test-concurrency=1 \
+    rm -f "$2.file"
+    RESQ_ENGINE="${1%-idb}" RESQ_NO_SYNC_HANDLES="$forced" timeout --kill-after=30s "${limit}m" node --test --test-concurrency=1 \
       --test-reporter="$usual" --test-reporter-destination=stdout \
       --test-reporter=tap --test-reporter-destination="$2.file" "$file" || code=$?
     if [ "$code" = 124 ] || [ "$code" = 137 ]; then
       last=$(grep -E '^(not )?ok ' "$2.file" | tail -n 1 || true)
-      echo "not ok - ${file##*/} stopped after 10 minutes (a test hangs); the last test it reported: ${last:-none}" >>"$2.file"
+      echo "not ok - ${file##*/} stopped after $limit minutes (a test hangs); the last test it reported: ${last:-none}" >>"$2.file"
       printf '  ---\n  ...\n# fail 1\n' >>"$2.file"
     fi
     [ "$code" = 0 ] || rc=1
-    cat "$2.file" >>"$2"
+    cat "$2.file" >>"$2" 2>/dev/null || true
     echo "-- ${file##*/} in $1: $((SECONDS - began)) s"
     echo "$((SECONDS - began)) ${file##*/}" >>"$2.times"
   done
