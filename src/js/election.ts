@@ -109,7 +109,9 @@ export class Election {
   #registered: string | null = null;
   /** Whether the broker said anything since the last ping. */
   #heard = true;
-  /** Asks again unless the broker acknowledges the lead (`led`) in time. */
+  /** The broker acknowledged this tab's lead as registered (`led`). */
+  #led = false;
+  /** Asks again if the broker did not acknowledge the lead in time. */
   #ledCheck: ReturnType<typeof setTimeout> | undefined;
   /** The broker acknowledged this tab's request to follow (`queued` or `leader`). */
   #queued = false;
@@ -440,9 +442,10 @@ export class Election {
     const lock = this.#registered;
     clearTimeout(this.#ledCheck);
     if (lock === null || !this.#broker) return;
+    this.#led = false;
     this.#tell({ kind: 'lead', name: this.#opts.name, lock });
     this.#ledCheck = setTimeout(() => {
-      if (this.#registered === lock && !this.#closed) this.#askAgain();
+      if (this.#registered === lock && !this.#led && !this.#closed) this.#askAgain();
     }, ACK_MS);
   }
 
@@ -482,9 +485,8 @@ export class Election {
 
   #fromBroker(msg: BrokerReply, port: MessagePort | undefined): void {
     this.#heard = true;
-    if (msg.kind === 'led') {
-      if (msg.lock === this.#registered) clearTimeout(this.#ledCheck);
-    } else if (msg.kind === 'queued') this.#queued = true;
+    if (msg.kind === 'led') this.#led ||= msg.lock === this.#registered;
+    else if (msg.kind === 'queued') this.#queued = true;
     else if (msg.kind === 'leader') {
       this.#queued = true;
       const answer = this.#onLeader;
