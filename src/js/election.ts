@@ -103,6 +103,12 @@ export class Election {
   #down = false;
   // Following.
   #broker: MessagePort | null = null;
+  /**
+   * While this tab leads, its earlier ports to the broker (before it
+   * registered again): a follower the broker handed to one of them before
+   * the registration on the newest arrived must still reach the worker.
+   */
+  #formerBrokers: MessagePort[] = [];
   /** Hears of a broker that started, perhaps again (BROKER_CHANNEL). */
   #brokerNews: BroadcastChannel | null = null;
   /** The lifetime lock this tab registered with the broker as the leader's, while it leads. */
@@ -173,6 +179,7 @@ export class Election {
     this.#candidacy?.abort();
     this.#endLead?.();
     this.#broker?.close();
+    this.#closeFormerBrokers();
     this.#brokerNews?.close();
     clearTimeout(this.#ledCheck);
     // A follow waiting for the broker's answer ends.
@@ -327,6 +334,7 @@ export class Election {
     this.#endLead = null;
     this.#registered = null;
     clearTimeout(this.#ledCheck);
+    this.#closeFormerBrokers();
     this.#tell({ kind: 'resign', name: this.#opts.name, lock });
     client.die('its worker stopped');
     if (this.#own === client) this.#own = null;
@@ -425,11 +433,22 @@ export class Election {
     const broker = startWorker(
       () => new SharedWorker(new URL('./broker.js', import.meta.url), { type: 'module', name: 'resq-wasm broker' }),
     );
-    this.#broker?.close();
+    const former = this.#broker;
+    if (former && this.#registered !== null) {
+      former.onmessage = (e: MessageEvent<BrokerReply>) => {
+        if (e.data?.kind === 'follower') this.#fromBroker(e.data, e.ports[0]);
+      };
+      this.#formerBrokers.push(former);
+    } else former?.close();
     this.#broker = broker.port;
     this.#heard = true;
     broker.port.onmessage = (e: MessageEvent<BrokerReply>) => this.#fromBroker(e.data, e.ports[0]);
     this.#register();
+  }
+
+  #closeFormerBrokers(): void {
+    for (const port of this.#formerBrokers) port.close();
+    this.#formerBrokers = [];
   }
 
   /**
