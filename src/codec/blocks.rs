@@ -88,6 +88,11 @@ pub struct BlockFile {
     live: HashMap<u32, u32>,
     /// Segments whose last block went since the last sync.
     dead: BTreeSet<u32>,
+    /// The file's last block as it was last packed, kept: the block the
+    /// next append writes in part (a WAL's next frame starts in it), which
+    /// would otherwise be read back from its segment first. Never held at
+    /// the same time: a write moves it there.
+    tail: Option<(u64, Box<[u8]>)>,
 }
 
 const NONE: u32 = u32::MAX;
@@ -123,6 +128,7 @@ impl BlockFile {
             changed: BTreeSet::new(),
             live,
             dead: BTreeSet::new(),
+            tail: None,
         }
     }
 
@@ -153,7 +159,8 @@ impl BlockFile {
         while pos < end {
             let block = pos / b;
             let within = pos % b;
-            if let Some(bytes) = self.held.get(&block) {
+            let tail = self.tail.as_ref().filter(|(k, _)| *k == block).map(|(_, bytes)| bytes);
+            if let Some(bytes) = self.held.get(&block).or(tail) {
                 let n = (b - within).min(end - pos) as usize;
                 let o = (pos - at) as usize;
                 out[o..o + n].copy_from_slice(&bytes[within as usize..within as usize + n]);
@@ -220,6 +227,10 @@ impl BlockFile {
     /// Writes `bytes` into block `block` from `within`.
     fn write_block(&mut self, block: u64, within: usize, bytes: &[u8], fetch: &mut Fetch) -> Result<()> {
         let to = within..within + bytes.len();
+        if self.tail.as_ref().is_some_and(|(k, _)| *k == block) {
+            let (_, d) = self.tail.take().expect("the tail block");
+            self.held.insert(block, d);
+        }
         if let Some(d) = self.held.get_mut(&block) {
             d[to].copy_from_slice(bytes);
             return Ok(());
@@ -272,6 +283,7 @@ impl BlockFile {
             self.write_block(last, from, &vec![0u8; self.block - from], fetch)?;
         }
         let keep = size.div_ceil(b);
+        self.tail = self.tail.take().filter(|(k, _)| *k < keep);
         self.held.split_off(&keep);
         for (_, runs) in self.sparse.split_off(&keep) {
             self.sparse_bytes -= runs.len() + SPARSE_OVERHEAD;
@@ -366,10 +378,14 @@ impl BlockFile {
     /// Packs whole blocks `held` (taken from those held), in order, as segment `seg`.
     fn pack(&mut self, seg: u32, held: BTreeMap<u64, Box<[u8]>>) -> Vec<u8> {
         let mut packed = Vec::with_capacity(held.len() * self.block);
+        let last = self.size.div_ceil(self.block as u64).checked_sub(1);
         // Held blocks lie within the file: a truncate drops those past it.
         for (i, (k, bytes)) in held.into_iter().enumerate() {
             self.set(k, Some(Loc { seg, index: i as u32 }));
             packed.extend_from_slice(&bytes);
+            if Some(k) == last {
+                self.tail = Some((k, bytes));
+            }
         }
         packed
     }

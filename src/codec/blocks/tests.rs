@@ -150,6 +150,35 @@ fn a_segment_no_block_uses_is_deleted_or_never_stored() {
     assert_eq!(read_all(&store.load(4096), &mut store), vec![4u8; 8192]);
 }
 
+/// A WAL's commits: each appends frames from where the last one ended, in
+/// the middle of a block that the last sync packed.
+#[test]
+fn an_append_after_a_sync_reads_nothing_back() {
+    let mut store = Store::default();
+    let mut f = BlockFile::load(4096, 0, &[]);
+    let mut model = Vec::new();
+    for commit in 0..20u32 {
+        let frame: Vec<u8> = (0..4120u32).map(|i| (i + commit * 31) as u8).collect();
+        let at = model.len() as u64;
+        f.write(at, &frame, &mut store.fetch()).unwrap();
+        model.extend_from_slice(&frame);
+        store.sync(&mut f);
+    }
+    assert_eq!(store.fetches, 0, "no block written in part was read back");
+    assert_eq!(read_all(&f, &mut store), model);
+    assert_eq!(read_all(&store.load(4096), &mut store), model);
+    // A cut inside the kept block, then growth: zeros past the cut, as
+    // stored and as held.
+    f.truncate(model.len() as u64 - 100, &mut store.fetch()).unwrap();
+    f.write(model.len() as u64 + 50, &[7], &mut store.fetch()).unwrap();
+    model.truncate(model.len() - 100);
+    model.resize(model.len() + 150, 0);
+    model.push(7);
+    store.sync(&mut f);
+    assert_eq!(read_all(&f, &mut store), model);
+    assert_eq!(read_all(&store.load(4096), &mut store), model);
+}
+
 #[test]
 fn what_a_truncate_cuts_off_reads_as_zeros_when_the_file_grows_again() {
     let mut store = Store::default();
