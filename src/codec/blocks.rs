@@ -136,6 +136,11 @@ impl BlockFile {
         self.size
     }
 
+    /// Bytes a block.
+    pub fn block(&self) -> usize {
+        self.block
+    }
+
     /// Bytes of blocks held in memory: the dense ones whole, the sparse
     /// ones as they are kept.
     pub fn held_bytes(&self) -> usize {

@@ -20,6 +20,7 @@ pub mod batch;
 pub mod blocks;
 pub mod changes;
 pub mod error;
+pub mod frames;
 pub mod hash;
 pub mod json;
 pub mod locks;
