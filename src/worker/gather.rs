@@ -55,12 +55,31 @@ mod shm;
 /// unregisters it; it must outlive every connection opened through it.
 pub struct Gathered {
     vfs: Box<ffi::sqlite3_vfs>,
+    _under: Box<Under>,
     _name: CString,
+}
+
+/// Whether writes are held back and gathered, or passed on as they come.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Writing {
+    /// Held and gathered: each write below costs a call (OPFS).
+    Gathered,
+    /// Passed on: a write below is cheap (IndexedDB storage's blocks, in
+    /// wasm memory until a sync), and a gap's bytes written again would
+    /// make their blocks new (SQLite's header rewrites at a commit, in a
+    /// WAL laid out in frame groups: `codec::frames`).
+    PassedOn,
+}
+
+/// The VFS below, and how writes go to it: this VFS's `pAppData`.
+struct Under {
+    vfs: *mut ffi::sqlite3_vfs,
+    writing: Writing,
 }
 
 impl Gathered {
     /// Registers `name` over the registered VFS `inner`.
-    pub fn register(inner: &str, name: &str) -> Result<Gathered> {
+    pub fn register(inner: &str, name: &str, writing: Writing) -> Result<Gathered> {
         let inner_name = CString::new(inner).map_err(|_| Error::BadParam("a VFS name holds a NUL".into()))?;
         let name = CString::new(name).map_err(|_| Error::BadParam("a VFS name holds a NUL".into()))?;
         // SAFETY: SQLite's own lookup; the pool's VFS stays registered
@@ -70,13 +89,14 @@ impl Gathered {
             return Err(Error::Unsupported(format!("the VFS {inner} is not registered")));
         }
         let u = unsafe { &*under };
+        let mut below = Box::new(Under { vfs: under, writing });
         let vfs = Box::new(ffi::sqlite3_vfs {
             iVersion: 2,
             szOsFile: (INNER + u.szOsFile as usize) as c_int,
             mxPathname: u.mxPathname,
             pNext: ptr::null_mut(),
             zName: name.as_ptr(),
-            pAppData: under.cast(),
+            pAppData: ptr::from_mut(&mut *below).cast(),
             xOpen: Some(open),
             xDelete: Some(delete),
             xAccess: Some(access),
@@ -94,7 +114,7 @@ impl Gathered {
             xGetSystemCall: None,
             xNextSystemCall: None,
         });
-        let mut gathered = Gathered { vfs, _name: name };
+        let mut gathered = Gathered { vfs, _under: below, _name: name };
         // SAFETY: the struct and its name live in `gathered`, boxed, until
         // drop unregisters it.
         let rc = unsafe { ffi::sqlite3_vfs_register(&mut *gathered.vfs, 0) };
@@ -137,6 +157,7 @@ struct Own {
     locks: Held,
     /// Whether this connection has the wal-index mapped.
     mapped: bool,
+    writing: Writing,
 }
 
 /// What this VFS keeps of one file, shared by every connection that has
@@ -174,8 +195,13 @@ fn state_of(name: Option<&str>) -> Rc<RefCell<State>> {
 const INNER: usize = std::mem::size_of::<File>() + 7;
 
 fn under(vfs: *mut ffi::sqlite3_vfs) -> *mut ffi::sqlite3_vfs {
-    // SAFETY: `pAppData` is the pool's VFS, set in `register`.
-    unsafe { (*vfs).pAppData.cast() }
+    below(vfs).vfs
+}
+
+fn below<'a>(vfs: *mut ffi::sqlite3_vfs) -> &'a Under {
+    // SAFETY: `pAppData` is the `Under` that `register` boxed in the
+    // `Gathered`, which outlives every call through the VFS.
+    unsafe { &*(*vfs).pAppData.cast::<Under>() }
 }
 
 impl File {
@@ -252,7 +278,12 @@ unsafe extern "C" fn open(
         File {
             base: ffi::sqlite3_file { pMethods: ptr::null() },
             inner,
-            own: Box::new(Own { state: state_of(named.as_deref()), locks: Held::default(), mapped: false }),
+            own: Box::new(Own {
+                state: state_of(named.as_deref()),
+                locks: Held::default(),
+                mapped: false,
+                writing: below(vfs).writing,
+            }),
         },
     );
     let vfs = under(vfs);
@@ -355,7 +386,7 @@ unsafe extern "C" fn write(file: *mut ffi::sqlite3_file, buf: *const c_void, amt
         }
     };
     let State { held, ahead, .. } = &mut *state;
-    if held.hold(off as u64, bytes, ahead, size) {
+    if f.own.writing == Writing::Gathered && held.hold(off as u64, bytes, ahead, size) {
         return ffi::SQLITE_OK;
     }
     let rc = state.write_held(inner);
@@ -363,10 +394,10 @@ unsafe extern "C" fn write(file: *mut ffi::sqlite3_file, buf: *const c_void, amt
         return rc;
     }
     let State { held, ahead, .. } = &mut *state;
-    if held.hold(off as u64, bytes, ahead, size) {
+    if f.own.writing == Writing::Gathered && held.hold(off as u64, bytes, ahead, size) {
         return ffi::SQLITE_OK;
     }
-    // Larger than a buffer: written at once.
+    // Larger than a buffer, or passed on: written at once.
     ahead.written(off as u64, bytes);
     (methods.xWrite.expect("the pool's files write"))(inner, buf, amt, off)
 }

@@ -3,7 +3,7 @@
 //! run in two workers without contending for each other's handles, and a
 //! second tab opening the same name finds its handles taken: `RESQ_LOCKED`.
 
-use super::gather::Gathered;
+use super::gather::{Gathered, Writing};
 use super::idb::IdbVfs;
 use crate::codec::placement::{self, Opfs, Storage as Place};
 use crate::codec::{Error, Result};
@@ -109,7 +109,8 @@ impl Storage {
         }
         let inner = format!("resq-idb-blocks:{name}");
         let installed = match IdbVfs::install(&inner, idb) {
-            Ok(vfs) => Gathered::register(&inner, &idb_vfs_name(name)).map(|gathered| Storage::Idb(vfs, gathered)),
+            Ok(vfs) => Gathered::register(&inner, &idb_vfs_name(name), Writing::PassedOn)
+                .map(|gathered| Storage::Idb(vfs, gathered)),
             Err(e) => Err(e),
         };
         if installed.is_err() {
@@ -125,7 +126,7 @@ impl Storage {
             .directory(&format!(".resq-wasm/{}", escape(name)))
             .build();
         let pool = sahpool::install::<ffi::WasmOsCallback>(&cfg, false).await.map_err(|e| opfs_error(name, e))?;
-        match Gathered::register(&pool_name, &vfs_name(name)) {
+        match Gathered::register(&pool_name, &vfs_name(name), Writing::Gathered) {
             Ok(gathered) => Ok(Storage::Opfs(pool, gathered)),
             Err(e) => {
                 // SAFETY: no connection was opened on the pool.
