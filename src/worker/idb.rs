@@ -26,6 +26,7 @@
 //! journal and its WAL (SQLite's temporary files) live in memory only.
 
 use crate::codec::blocks::BlockFile;
+use crate::codec::frames::FramedFile;
 use crate::codec::{Error, Result};
 use js_sys::{Array, Uint32Array, Uint8Array};
 use sqlite_wasm_rs::vfs::{
@@ -33,7 +34,7 @@ use sqlite_wasm_rs::vfs::{
     SyncOptions, VfsError, VfsErrorCode, VfsFile, VfsRegistration, VfsResult, VfsStore,
 };
 use sqlite_wasm_rs::WasmOsCallback;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 use wasm_bindgen::{JsCast, JsValue};
@@ -64,7 +65,7 @@ impl Segment {
 /// One file: its blocks, and the `Blob` of each segment they are in.
 struct File {
     path: String,
-    blocks: BlockFile,
+    content: FramedFile,
     segs: Segments,
     next: u32,
     /// Stored in IndexedDB (the database, its journal, its WAL), or a
@@ -115,13 +116,18 @@ fn blob(bytes: &[u8]) -> std::result::Result<Blob, VfsError> {
 #[derive(Default)]
 struct Segments {
     blobs: HashMap<u32, Segment>,
-    /// The segments read whole last, the latest first.
+    /// The segments read whole last, the latest used first.
     kept: RefCell<VecDeque<(u32, Uint8Array)>>,
+    /// A read in order is under way: every segment it fetches from is
+    /// read whole, the short fetches too (a WAL in frame groups reads a
+    /// few KiB of headers beside each run of pages).
+    in_order: Cell<bool>,
 }
 
 /// How many segments a file keeps read whole: one for each of the reads
-/// in order that a file's read-ahead follows at once (`codec::ahead`).
-const KEPT: usize = 2;
+/// in order that a file's read-ahead follows at once (`codec::ahead`),
+/// and for a WAL in frame groups, the segment of each one's headers.
+const KEPT: usize = 4;
 
 /// Bytes a read takes for it to read its whole segment: a read-ahead's
 /// window from its third on (`codec::ahead`). The read-ahead's largest
@@ -150,12 +156,16 @@ impl Segments {
     fn fetch(&self, reader: &FileReaderSync, seg: u32, at: u64, out: &mut [u8]) -> Result<()> {
         let end = at + out.len() as u64;
         let short = || Error::Unsupported(format!("segment {seg} is shorter than its map says"));
-        if let Some((_, bytes)) = self.kept.borrow().iter().find(|(s, _)| *s == seg) {
-            return copy_from(bytes, at, out).ok_or_else(short);
+        let mut kept = self.kept.borrow_mut();
+        if let Some(i) = kept.iter().position(|(s, _)| *s == seg) {
+            let hit = kept.remove(i).expect("a kept segment");
+            kept.push_front(hit);
+            return copy_from(&kept[0].1, at, out).ok_or_else(short);
         }
+        drop(kept);
         let blob = self.get(seg)?.blob();
         let failed = |e: JsValue| Error::Unsupported(format!("could not read segment {seg}: {}", text(&e)));
-        if out.len() >= WHOLE_FROM && blob.size() <= WHOLE_MOST {
+        if (out.len() >= WHOLE_FROM || self.in_order.get()) && blob.size() <= WHOLE_MOST {
             let whole = Uint8Array::new(&reader.read_as_array_buffer(&blob).map_err(failed)?.into());
             copy_from(&whole, at, out).ok_or_else(short)?;
             let mut kept = self.kept.borrow_mut();
@@ -203,7 +213,7 @@ impl IdbFile {
     /// Packs what `file` holds into a new segment.
     fn stage(file: &mut File) -> VfsResult<()> {
         let seg = file.next;
-        let packed = file.blocks.stage(seg, SPILL);
+        let packed = file.content.blocks.stage(seg, SPILL);
         if !packed.is_empty() {
             file.segs.insert(seg, &blob(&packed)?);
             file.next += 1;
@@ -215,9 +225,12 @@ impl IdbFile {
 impl VfsFile for IdbFile {
     fn read(&mut self, buf: &mut [u8], offset: u64) -> VfsResult<usize> {
         let file = self.file.borrow();
-        let n = file.blocks.size().saturating_sub(offset).min(buf.len() as u64) as usize;
+        let n = file.content.size().saturating_sub(offset).min(buf.len() as u64) as usize;
+        file.segs.in_order.set(file.content.frames().is_some() && buf.len() >= WHOLE_FROM);
         let mut fetch = fetch_from(&self.files.reader, &file.segs);
-        file.blocks.read(offset, buf, &mut fetch).map_err(io(VfsErrorCode::IoRead))?;
+        let read = file.content.read(offset, buf, &mut fetch).map_err(io(VfsErrorCode::IoRead));
+        file.segs.in_order.set(false);
+        read?;
         Ok(n)
     }
 
@@ -225,9 +238,9 @@ impl VfsFile for IdbFile {
         let mut guard = self.file.borrow_mut();
         let file = &mut *guard;
         let mut fetch = fetch_from(&self.files.reader, &file.segs);
-        file.blocks.write(offset, buf, &mut fetch).map_err(io(VfsErrorCode::IoWrite))?;
+        file.content.write(offset, buf, &mut fetch).map_err(io(VfsErrorCode::IoWrite))?;
         drop(fetch);
-        if file.stored && file.blocks.spill_due(SPILL) {
+        if file.stored && file.content.blocks.spill_due(SPILL) {
             Self::stage(file)?;
         }
         Ok(())
@@ -237,7 +250,7 @@ impl VfsFile for IdbFile {
         let mut guard = self.file.borrow_mut();
         let file = &mut *guard;
         let mut fetch = fetch_from(&self.files.reader, &file.segs);
-        file.blocks.truncate(size, &mut fetch).map_err(io(VfsErrorCode::IoTruncate))
+        file.content.truncate(size, &mut fetch).map_err(io(VfsErrorCode::IoTruncate))
     }
 
     fn sync(&mut self, _: SyncOptions) -> VfsResult<()> {
@@ -248,14 +261,14 @@ impl VfsFile for IdbFile {
         // What is held is packed a SPILL at a time, as writes stage it: a
         // sync of many sparse blocks would otherwise make them all whole
         // in wasm memory at once.
-        while file.blocks.packed_bytes() > SPILL {
+        while file.content.blocks.packed_bytes() > SPILL {
             let seg = file.next;
-            let packed = file.blocks.stage_for_sync(seg, SPILL);
+            let packed = file.content.blocks.stage_for_sync(seg, SPILL);
             file.segs.insert(seg, &blob(&packed)?);
             file.next += 1;
         }
         let seg = file.next;
-        let s = file.blocks.take_sync(seg);
+        let s = file.content.blocks.take_sync(seg);
         if !s.packed.is_empty() {
             file.segs.insert(seg, &blob(&s.packed)?);
             file.next += 1;
@@ -269,8 +282,10 @@ impl VfsFile for IdbFile {
             s.chunks.iter().map(|(n, words)| Array::of2(&(*n as f64).into(), &Uint32Array::from(&words[..]))).collect();
         let dead: Array = s.dead.iter().map(|&seg| JsValue::from(seg)).collect();
         let sync = js_sys::Object::new();
-        let fields: [(&str, JsValue); 8] = [
+        let frames = file.content.frames().map_or(JsValue::UNDEFINED, |size| (size as f64).into());
+        let fields: [(&str, JsValue); 9] = [
             ("path", file.path.as_str().into()),
+            ("frames", frames),
             ("size", (s.size as f64).into()),
             ("block", (BLOCK as f64).into()),
             ("next", file.next.into()),
@@ -290,7 +305,7 @@ impl VfsFile for IdbFile {
     }
 
     fn size(&self) -> VfsResult<u64> {
-        Ok(self.file.borrow().blocks.size())
+        Ok(self.file.borrow().content.size())
     }
 
     fn lock(&mut self, _: LockLevel) -> VfsResult<()> {
@@ -339,6 +354,9 @@ impl VfsStore for IdbStore {
             }
             None => new_file(String::new(), false),
         };
+        if matches!(options.kind(), Some(FileKind::Wal)) {
+            file.borrow_mut().content.opened_as_wal();
+        }
         Ok(OpenedFile { file: IdbFile { file, files: Rc::clone(files) }, access: OpenAccess::ReadWrite })
     }
 
@@ -365,7 +383,7 @@ impl VfsStore for IdbStore {
 fn new_file(path: String, stored: bool) -> Shared {
     Rc::new(RefCell::new(File {
         path,
-        blocks: BlockFile::load(BLOCK, 0, &[]),
+        content: FramedFile::new(BlockFile::load(BLOCK, 0, &[]), None),
         segs: Segments::default(),
         next: 0,
         stored,
@@ -454,7 +472,10 @@ impl IdbVfs {
                 segs.insert(n as u32, &b);
             }
             let blocks = BlockFile::load(BLOCK, num(&f, "size") as u64, &chunks);
-            let file = File { path: path.clone(), blocks, segs, next: num(&f, "next") as u32, stored: true };
+            // A WAL in frame groups: its record gives its own size.
+            let laid = js_sys::Reflect::get(&f, &"frames".into()).ok().and_then(|v| v.as_f64());
+            let content = FramedFile::new(blocks, laid.map(|size| size as u64));
+            let file = File { path: path.clone(), content, segs, next: num(&f, "next") as u32, stored: true };
             by_path.insert(path, Rc::new(RefCell::new(file)));
         }
         let files = Rc::new(Files { idb, reader, by_path: RefCell::new(by_path), last_error: RefCell::new(None) });

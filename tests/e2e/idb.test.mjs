@@ -356,3 +356,82 @@ test("once a value is stored, the browser reads its segments from IndexedDB's fi
   const [{ n }] = await inPage(hb.page, async () => kept.query('SELECT length(data) AS n FROM m'));
   assert.equal(n, 48 << 20);
 });
+
+test('a WAL stored as it is, before frame groups, is read as it is: every row after a reopen, and the commits after it', async (t) => {
+  const name = dbName(t);
+  const page = await h.newPage();
+  t.after(() => page.close());
+  await inPage(
+    page,
+    async ({ open }, { name, idb }) => {
+      const db = await open(name, idb);
+      await db.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)');
+      for (let i = 0; i < 60; i++) await db.execute('INSERT INTO t(v) VALUES (?)', [new Uint8Array(3000).fill(i)]);
+      // No close(): the rows stay in the WAL.
+    },
+    { name, idb },
+  );
+  await page.reload();
+  // The WAL's records rewritten as the package stored them before frame
+  // groups: its own bytes in blocks, and no `frames` in its record.
+  const laid = await page.evaluate(async (name) => {
+    const done = (req) =>
+      new Promise((resolve, reject) => Object.assign(req, { onsuccess: () => resolve(req.result), onerror: () => reject(req.error) }));
+    const idb = await done(indexedDB.open('resq-wasm'));
+    const wal = `${name}-wal`;
+    const range = IDBKeyRange.bound([name, wal, 0], [name, wal, Infinity]);
+    let tx = idb.transaction(['files', 'chunks', 'segments'], 'readonly');
+    const rec = await done(tx.objectStore('files').get([name, wal]));
+    const chunks = await done(tx.objectStore('chunks').getAll(range));
+    const keys = await done(tx.objectStore('segments').getAllKeys(range));
+    const values = await done(tx.objectStore('segments').getAll(range));
+    const segs = new Map();
+    for (const [i, v] of values.entries()) segs.set(keys[i][2], new Uint8Array(v instanceof Blob ? await v.arrayBuffer() : v));
+    const { size, block, next, frames } = rec;
+    const stored = new Uint8Array(size);
+    for (let i = 0; i * block < size; i++) {
+      const words = chunks[Math.floor(i / 4096)];
+      const [seg, place] = [words[2 * (i % 4096)], words[2 * (i % 4096) + 1]];
+      if (seg !== 0xffffffff)
+        stored.set(
+          segs
+            .get(seg)
+            .subarray(place * block, (place + 1) * block)
+            .subarray(0, size - i * block),
+          i * block,
+        );
+    }
+    // Frame groups laid out again as the plain file (src/codec/frames.rs).
+    const group = (block - 32) / 24;
+    const plain = new Uint8Array(frames);
+    plain.set(stored.subarray(0, 32));
+    for (let k = 0, at = 32; at < frames; k++, at += 24 + block) {
+      const base = Math.floor(k / group) * (group + 1) * block;
+      plain.set(stored.subarray(base + 32 + (k % group) * 24, base + 56 + (k % group) * 24), at);
+      plain.set(stored.subarray(base + block * (1 + (k % group)), base + block * (2 + (k % group))), at + 24);
+    }
+    const count = Math.ceil(frames / block);
+    const words = new Uint32Array(2 * count);
+    for (let i = 0; i < count; i++) words.set([next, i], 2 * i);
+    const packed = new Uint8Array(count * block);
+    packed.set(plain);
+    tx = idb.transaction(['files', 'chunks', 'segments'], 'readwrite');
+    tx.objectStore('chunks').delete(range);
+    tx.objectStore('segments').delete(range);
+    tx.objectStore('segments').put(new Blob([packed]), [name, wal, next]);
+    tx.objectStore('chunks').put(words, [name, wal, 0]);
+    tx.objectStore('files').put({ size: frames, block, next: next + 1 }, [name, wal]);
+    await new Promise((resolve, reject) => Object.assign(tx, { oncomplete: resolve, onerror: () => reject(tx.error) }));
+    idb.close();
+    return { frames, size, count };
+  }, name);
+  t.diagnostic(`the WAL: ${JSON.stringify(laid)}`);
+  assert.ok(laid.frames > 60 * 3000, 'the WAL was laid out in frame groups, with the rows in it');
+  const hex = (i) => i.toString(16).toUpperCase().padStart(2, '0');
+  const want = Array.from({ length: 60 }, (_, i) => ({ id: i + 1, n: 3000, ends: hex(i).repeat(2) }));
+  const rows = 'SELECT id, length(v) AS n, hex(substr(v, 1, 1)) || hex(substr(v, 3000, 1)) AS ends FROM t ORDER BY id';
+  assert.deepEqual(await read(page, name, rows), { ok: true, value: want });
+  await write(page, name, "INSERT INTO t(v) VALUES (x'ff')");
+  assert.deepEqual(await read(page, name, 'SELECT count(*) AS n FROM t'), { ok: true, value: [{ n: 61 }] });
+  assert.deepEqual(await read(page, name, 'PRAGMA integrity_check'), { ok: true, value: [{ integrity_check: 'ok' }] });
+});

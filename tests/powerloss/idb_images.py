@@ -19,6 +19,10 @@ The files are read as src/codec/blocks.rs lays them out: `files` [name,
 path] → { size, block }, `chunks` [name, path, n] → two little-endian u32
 words a block (segment, place; u32::MAX twice for a block never written),
 4,096 blocks a chunk, and `segments` [name, path, seg] → the packed blocks.
+A WAL whose record has `frames` (its own size) is laid out as
+src/codec/frames.rs lays it out, and is laid out again as a plain file here:
+groups of (block - 32) // 24 frames, each a block of their 24-byte headers
+(the WAL's 32-byte header first, in the first group) and then a block a page.
 
 `--split` also cuts inside each transaction, after each of its puts and
 deletes: the stores as they would be had a commit been split over several
@@ -103,8 +107,24 @@ def files_of(stores, name):
                 return f'{path}: block {i} lies past the end of segment {seg}'
             end = min(size, (i + 1) * block)
             data[i * block : end] = part[: end - i * block]
+        if 'frames' in rec:
+            data = unframed(data, rec['frames'], block)
         out[os.path.basename(path)] = bytes(data)
     return out
+
+
+def unframed(stored, size, block):
+    """A WAL of `size` bytes from its frame groups' blocks `stored` (pages of a block's size)."""
+    group = (block - 32) // 24
+    out = bytearray(stored[:32])
+    k = 0
+    while len(out) < size:
+        base = (k // group) * (group + 1) * block
+        slot = base + 32 + (k % group) * 24
+        page = base + block * (1 + k % group)
+        out += stored[slot : slot + 24] + stored[page : page + block]
+        k += 1
+    return out[:size]
 
 
 def main():

@@ -8,9 +8,10 @@
 // keyed first by the database's name and the SQLite file's path
 // (`media.db`, `media.db-wal`): the name too, since a path of one database
 // can be another's name (database `a`'s WAL is `a-wal`, a name too):
-// - `files`: [name, path] → { size, block, next } (bytes, bytes a block,
-//   the next segment's number), and [name] → { seq } for each database:
-//   how many syncs of its files are stored;
+// - `files`: [name, path] → { size, block, next, frames? } (bytes, bytes a
+//   block, the next segment's number; for a WAL laid out in frame groups,
+//   `codec::frames`, its own size, `size` being its blocks'), and [name] →
+//   { seq } for each database: how many syncs of its files are stored;
 // - `chunks`: [name, path, n] → a map chunk, a Uint32Array (codec::blocks'
 //   words);
 // - `segments`: [name, path, seg] → a Blob of packed blocks, or its bytes (an
@@ -44,6 +45,7 @@ const STORES = ['files', 'chunks', 'segments'];
 export interface LoadedFile {
   path: string;
   size: number;
+  frames?: number;
   block: number;
   next: number;
   chunks: [number, Uint32Array][];
@@ -62,6 +64,7 @@ export interface Segment {
 export interface Sync {
   path: string;
   size: number;
+  frames: number | undefined;
   block: number;
   next: number;
   chunkCount: number;
@@ -136,7 +139,7 @@ export class IdbFiles {
     const seq = ((await done(files.get([name]))) as { seq: number } | undefined)?.seq ?? 0;
     const loaded: LoadedFile[] = [];
     for (const path of [name, `${name}-journal`, `${name}-wal`]) {
-      const record = (await done(files.get([name, path]))) as { size: number; block: number; next: number } | undefined;
+      const record = (await done(files.get([name, path]))) as Omit<LoadedFile, 'path' | 'chunks' | 'segments'> | undefined;
       if (!record) continue;
       const [ck, cv, sk, sv] = await Promise.all([
         done(chunks.getAllKeys(from(name, path, 0))),
@@ -201,7 +204,8 @@ export class IdbFiles {
     const chunks = tx.objectStore('chunks');
     for (const [n, words] of s.chunks) chunks.put(words, [name, s.path, n]);
     chunks.delete(from(name, s.path, s.chunkCount));
-    tx.objectStore('files').put({ size: s.size, block: s.block, next: s.next }, [name, s.path]);
+    const frames = s.frames === undefined ? {} : { frames: s.frames };
+    tx.objectStore('files').put({ size: s.size, block: s.block, next: s.next, ...frames }, [name, s.path]);
   }
 
   /**
