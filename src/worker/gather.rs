@@ -10,7 +10,9 @@
 //! of up to a mebibyte ([`Writes`]), and writes the buffer as one
 //! before anything that could see the file differently: a read of those
 //! bytes, a sync, a truncate, a file control, an unlock, a close, or a
-//! write elsewhere.
+//! write elsewhere. IndexedDB storage's writes are passed on as they
+//! come ([`Writing::PassedOn`]): there a write lands in wasm memory, so
+//! gathering saves no call, and bridging a gap would make its blocks new.
 //!
 //! Between two syncs SQLite assumes any of its writes may or may not have
 //! reached the disk, in any order, so holding them until the next sync

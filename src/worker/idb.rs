@@ -3,7 +3,7 @@
 //!
 //! SQLite's VFS is synchronous and IndexedDB is not, so each file is kept
 //! as `codec::blocks` lays it out: fixed-size blocks packed in immutable
-//! segments, each one `Blob`. A read is synchronous all the same:
+//! segments, each one `Blob`; a WAL's frames in groups (`codec::frames`). A read is synchronous all the same:
 //! `FileReaderSync` reads the bytes of a segment's `Blob` in a dedicated
 //! worker, in every engine. Writes are held in memory until the file is
 //! synced, or packed into a segment of their own (a `Blob`, outside wasm
