@@ -7,7 +7,12 @@
 // RESQ_BIG_FILE_ENGINES (comma-separated: /pkg/, /target/variants/<name>/)
 // compares builds of the package in the same passes (benches/variants.sh).
 // RESQ_BIG_FILE_STORAGE=idb stores it with `storage: 'idb'`, beside the
-// same bytes written raw into IndexedDB.
+// same bytes written raw into IndexedDB. RESQ_BIG_FILE_HEAP=1 samples each
+// worker of the page over CDP meanwhile (`Runtime.getHeapUsage`, a
+// collection forced before each sample, every 500 ms) and prints each
+// one's peak: V8's heap, and the ArrayBuffers alive (`backingStorageSize`,
+// the wasm memory among them). It slows the runs: its timings are not
+// for tables.
 // Results: benches/results/<time>-big-file.json, and a table on stdout.
 
 import { chromium } from 'playwright-core';
@@ -37,11 +42,45 @@ const path = resolve(work, 'big.bin');
 const engines = (process.env.RESQ_BIG_FILE_ENGINES ?? '/pkg/').split(',');
 const storage = process.env.RESQ_BIG_FILE_STORAGE;
 const server = await serveWithProbe(root);
+let heapTimer;
+
+/** Samples the page's workers' heaps (RESQ_BIG_FILE_HEAP); prints each one's peak when it ends. */
+async function sampleWorkerHeaps(page) {
+  const cdp = await page.context().newCDPSession(page);
+  const workers = new Map();
+  let id = 0;
+  const mib = (n) => (n / 2 ** 20).toFixed(1);
+  cdp.on('Target.attachedToTarget', (e) => {
+    if (e.targetInfo.type === 'worker') workers.set(e.sessionId, { url: e.targetInfo.url, heap: 0, buffers: 0 });
+  });
+  cdp.on('Target.detachedFromTarget', (e) => {
+    const w = workers.get(e.sessionId);
+    if (w) console.log(`worker ${w.url}: peak V8 heap ${mib(w.heap)} MiB, ArrayBuffers alive ${mib(w.buffers)} MiB`);
+    workers.delete(e.sessionId);
+  });
+  cdp.on('Target.receivedMessageFromTarget', (e) => {
+    const { result } = JSON.parse(e.message);
+    const w = workers.get(e.sessionId);
+    if (!w || result?.usedSize === undefined) return;
+    w.heap = Math.max(w.heap, result.usedSize);
+    w.buffers = Math.max(w.buffers, result.backingStorageSize ?? 0);
+  });
+  await cdp.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: false });
+  const send = (sessionId, method) =>
+    cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id: ++id, method }) }).catch(() => {});
+  return setInterval(() => {
+    for (const sessionId of workers.keys()) {
+      send(sessionId, 'HeapProfiler.collectGarbage');
+      send(sessionId, 'Runtime.getHeapUsage');
+    }
+  }, 500);
+}
 const profile = mkdtempSync(resolve(tmpdir(), 'resq-bench-'));
 const browser = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
 try {
   const page = await browser.newPage();
   page.on('console', (m) => console.error(`[page] ${m.text()}`));
+  if (process.env.RESQ_BIG_FILE_HEAP) heapTimer = await sampleWorkerHeaps(page);
   await page.goto(`${server.url}benches/page/index.html`);
   await page.evaluate(() => document.body.append(Object.assign(document.createElement('input'), { type: 'file' })));
   await page.setInputFiles('input[type=file]', path);
@@ -66,6 +105,7 @@ try {
   );
   console.log(`\nraw figures: ${file}`);
 } finally {
+  clearInterval(heapTimer);
   await browser.close();
   server.close();
   rmSync(profile, { recursive: true, force: true });
