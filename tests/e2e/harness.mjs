@@ -62,8 +62,8 @@ export const NO_OPFS =
  * asked for (it always has OPFS sync access handles). There the segments
  * a commit makes are Blobs made from bytes in the worker, held in the
  * browser's memory until the commit's transaction stores them: about
- * twice the value (its pages are written as zeros first, then with its
- * bytes). Past a few hundred MB made faster than Chromium pages them to
+ * the value's size (twice it before the WAL was stored in frame groups;
+ * not tried again since). Past a few hundred MB made faster than Chromium pages them to
  * disk, now and then one cannot be read back or stored any more: the call
  * fails (SQLITE_IOERR_READ, or `DataError: Failed to write blobs`) and
  * stores nothing (docs/API.md, IndexedDB storage). Seen here from 128 MiB,
