@@ -48,6 +48,11 @@ impl FramedFile {
         buf.fill(0);
         let n = size.saturating_sub(at).min(buf.len() as u64);
         for run in frames.runs(at, n) {
+            if let [(to, len)] = run.parts[..] {
+                // One part (a page or a header, as SQLite reads them): read in place.
+                self.blocks.read(run.stored, &mut buf[to as usize..(to + len) as usize], fetch)?;
+                continue;
+            }
             let mut stored = vec![0u8; run.len as usize];
             self.blocks.read(run.stored, &mut stored, fetch)?;
             let mut from = 0;
