@@ -7,12 +7,11 @@
 // RESQ_BIG_FILE_ENGINES (comma-separated: /pkg/, /target/variants/<name>/)
 // compares builds of the package in the same passes (benches/variants.sh).
 // RESQ_BIG_FILE_STORAGE=idb stores it with `storage: 'idb'`, beside the
-// same bytes written raw into IndexedDB. RESQ_BIG_FILE_HEAP=1 samples each
-// worker of the page over CDP meanwhile (`Runtime.getHeapUsage`, a
-// collection forced before each sample, every 500 ms) and prints each
-// one's peak: V8's heap, and the ArrayBuffers alive (`backingStorageSize`,
-// the wasm memory among them). It slows the runs: its timings are not
-// for tables.
+// same bytes written raw into IndexedDB. RESQ_BIG_FILE_HEAP=1 takes heap
+// snapshots of each worker of the page meanwhile (tests/e2e/worker-heap.mjs)
+// and prints the most one held alive: its JS heap and ArrayBuffers, the
+// wasm memory among them. It slows the runs: its timings are not for
+// tables.
 // Results: benches/results/<time>-big-file.json, and a table on stdout.
 
 import { chromium } from 'playwright-core';
@@ -22,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { serveWithProbe } from './probe-server.mjs';
 import { CHROMIUM_ARGS } from '../tests/e2e/harness.mjs';
+import { sampleWorkerHeaps } from '../tests/e2e/worker-heap.mjs';
 
 const SIZE = Number(process.env.RESQ_BIG_FILE_BYTES ?? 2147483640);
 const root = resolve(import.meta.dirname, '..');
@@ -42,45 +42,14 @@ const path = resolve(work, 'big.bin');
 const engines = (process.env.RESQ_BIG_FILE_ENGINES ?? '/pkg/').split(',');
 const storage = process.env.RESQ_BIG_FILE_STORAGE;
 const server = await serveWithProbe(root);
-let heapTimer;
+let heaps;
 
-/** Samples the page's workers' heaps (RESQ_BIG_FILE_HEAP); prints each one's peak when it ends. */
-async function sampleWorkerHeaps(page) {
-  const cdp = await page.context().newCDPSession(page);
-  const workers = new Map();
-  let id = 0;
-  const mib = (n) => (n / 2 ** 20).toFixed(1);
-  cdp.on('Target.attachedToTarget', (e) => {
-    if (e.targetInfo.type === 'worker') workers.set(e.sessionId, { url: e.targetInfo.url, heap: 0, buffers: 0 });
-  });
-  cdp.on('Target.detachedFromTarget', (e) => {
-    const w = workers.get(e.sessionId);
-    if (w) console.log(`worker ${w.url}: peak V8 heap ${mib(w.heap)} MiB, ArrayBuffers alive ${mib(w.buffers)} MiB`);
-    workers.delete(e.sessionId);
-  });
-  cdp.on('Target.receivedMessageFromTarget', (e) => {
-    const { result } = JSON.parse(e.message);
-    const w = workers.get(e.sessionId);
-    if (!w || result?.usedSize === undefined) return;
-    w.heap = Math.max(w.heap, result.usedSize);
-    w.buffers = Math.max(w.buffers, result.backingStorageSize ?? 0);
-  });
-  await cdp.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: false });
-  const send = (sessionId, method) =>
-    cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id: ++id, method }) }).catch(() => {});
-  return setInterval(() => {
-    for (const sessionId of workers.keys()) {
-      send(sessionId, 'HeapProfiler.collectGarbage');
-      send(sessionId, 'Runtime.getHeapUsage');
-    }
-  }, 500);
-}
 const profile = mkdtempSync(resolve(tmpdir(), 'resq-bench-'));
 const browser = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
 try {
   const page = await browser.newPage();
   page.on('console', (m) => console.error(`[page] ${m.text()}`));
-  if (process.env.RESQ_BIG_FILE_HEAP) heapTimer = await sampleWorkerHeaps(page);
+  if (process.env.RESQ_BIG_FILE_HEAP) heaps = await sampleWorkerHeaps(page, { every: 500 });
   await page.goto(`${server.url}benches/page/index.html`);
   await page.evaluate(() => document.body.append(Object.assign(document.createElement('input'), { type: 'file' })));
   await page.setInputFiles('input[type=file]', path);
@@ -104,8 +73,9 @@ try {
     JSON.stringify({ name: 'big-file', date: new Date().toISOString(), userAgent: ua, size: SIZE, engines, storage, rows }, null, 1),
   );
   console.log(`\nraw figures: ${file}`);
+  for (const w of (await heaps?.stop()) ?? [])
+    console.log(`worker ${w.url}: held ${(w.peak / 2 ** 20).toFixed(1)} MiB alive at most, in ${w.samples} heap snapshots`);
 } finally {
-  clearInterval(heapTimer);
   await browser.close();
   server.close();
   rmSync(profile, { recursive: true, force: true });

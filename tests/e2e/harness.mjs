@@ -66,8 +66,10 @@ export const NO_OPFS =
  * not tried again since). Past a few hundred MB made faster than Chromium pages them to
  * disk, now and then one cannot be read back or stored any more: the call
  * fails (SQLITE_IOERR_READ, or `DataError: Failed to write blobs`) and
- * stores nothing (docs/API.md, IndexedDB storage). Seen here from 128 MiB,
- * whether the value came from a File on disk or one made in the page.
+ * stores nothing (docs/API.md, IndexedDB storage). Seen here every time
+ * from 256 MB of Blobs made in the page (2026-12-07, the WAL in frame
+ * groups: 5 runs of 5 failed, a 256 MB File and 100 Files of 3 MB; a 1 GiB
+ * one, 3 of 3), never at 128 MiB (10 runs of 10).
  */
 export const CHROMIUM_IDB_LARGE_VALUES =
   ENGINE === 'chromium' && 'Chromium on IndexedDB: a commit of hundreds of MB of segments fails now and then (docs/API.md)';
