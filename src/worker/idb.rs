@@ -81,6 +81,8 @@ pub struct Files {
     idb: JsValue,
     reader: FileReaderSync,
     by_path: RefCell<HashMap<String, Shared>>,
+    /// The segments its files read whole last.
+    kept: Rc<Kept>,
     /// The last error a callback returned, for `xGetLastError`.
     last_error: RefCell<Option<VfsError>>,
 }
@@ -102,8 +104,8 @@ fn blob(bytes: &[u8]) -> std::result::Result<Blob, VfsError> {
         .map_err(|e| VfsError::new(VfsErrorCode::IoWrite, format!("could not make a segment: {}", text(&e)).into()))
 }
 
-/// A file's segments: each one's `Blob`, and the bytes of the last
-/// [`KEPT`] read whole.
+/// A file's segments: each one's `Blob`; the bytes of those read whole
+/// last are in the database's [`Kept`].
 ///
 /// A read of [`WHOLE_FROM`] bytes or more is a read in order (SQLite's
 /// pages read ahead, a value streamed, the WAL read back at a commit), and
@@ -113,21 +115,59 @@ fn blob(bytes: &[u8]) -> std::result::Result<Blob, VfsError> {
 /// that fall in the same segment are copied from there, outside wasm
 /// memory. A segment never changes once made, and its number is never
 /// used again by the file, so what is kept stays right.
-#[derive(Default)]
 struct Segments {
     blobs: HashMap<u32, Segment>,
-    /// The segments read whole last, the latest used first.
-    kept: RefCell<VecDeque<(u32, Uint8Array)>>,
+    kept: Rc<Kept>,
+    /// This file's number in `kept`.
+    file: u32,
     /// A read in order is under way: every segment it fetches from is
     /// read whole, the short fetches too (a WAL in frame groups reads a
     /// few KiB of headers beside each run of pages).
     in_order: Cell<bool>,
 }
 
-/// How many segments a file keeps read whole: one for each of the reads
-/// in order that a file's read-ahead follows at once (`codec::ahead`),
-/// and for a WAL in frame groups, the segment of each one's headers.
-const KEPT: usize = 4;
+/// The segments of a database's files read whole last, by file and
+/// segment number, the latest used first: [`KEPT_BYTES`] of them at most.
+/// One budget for all the files: a commit's checkpoint and a value
+/// streamed back read in order from the database and its WAL at once,
+/// each from its pages' segment, often the next one too, and a WAL's
+/// headers' segment; four kept a file re-read 2 GiB of segments for a
+/// 1 GiB value read once, eight 1 GiB (experiment 044), and this budget
+/// streams it back faster than four a file (experiment 045).
+#[derive(Default)]
+struct Kept {
+    list: RefCell<VecDeque<((u32, u32), Uint8Array)>>,
+    /// Files numbered so far.
+    files: Cell<u32>,
+}
+
+/// Bytes of segments a database keeps read whole: the worker's JS heap
+/// holds them, beside at most 64 MiB of wasm memory, within 128 MiB.
+const KEPT_BYTES: u32 = 48 << 20;
+
+impl Kept {
+    fn get(&self, key: (u32, u32)) -> Option<Uint8Array> {
+        let mut list = self.list.borrow_mut();
+        let at = list.iter().position(|(k, _)| *k == key)?;
+        let hit = list.remove(at)?;
+        let bytes = hit.1.clone();
+        list.push_front(hit);
+        Some(bytes)
+    }
+
+    fn put(&self, key: (u32, u32), bytes: Uint8Array) {
+        let mut list = self.list.borrow_mut();
+        list.push_front((key, bytes));
+        let mut total: u32 = list.iter().map(|(_, b)| b.length()).sum();
+        while total > KEPT_BYTES && list.len() > 1 {
+            total -= list.pop_back().map_or(0, |(_, b)| b.length());
+        }
+    }
+
+    fn forget(&self, mut gone: impl FnMut(&(u32, u32)) -> bool) {
+        self.list.borrow_mut().retain(|(k, _)| !gone(k));
+    }
+}
 
 /// Bytes a read takes for it to read its whole segment: a read-ahead's
 /// window from its third on (`codec::ahead`). The read-ahead's largest
@@ -139,13 +179,19 @@ const WHOLE_FROM: usize = 256 << 10;
 const WHOLE_MOST: f64 = (2 * SPILL) as f64;
 
 impl Segments {
+    fn new(kept: &Rc<Kept>) -> Segments {
+        let file = kept.files.get();
+        kept.files.set(file + 1);
+        Segments { blobs: HashMap::new(), kept: Rc::clone(kept), file, in_order: Cell::new(false) }
+    }
+
     fn insert(&mut self, seg: u32, blob: &Blob) {
         self.blobs.insert(seg, Segment::new(blob));
     }
 
     fn remove(&mut self, seg: u32) {
         self.blobs.remove(&seg);
-        self.kept.borrow_mut().retain(|(s, _)| *s != seg);
+        self.kept.forget(|k| *k == (self.file, seg));
     }
 
     fn get(&self, seg: u32) -> Result<&Segment> {
@@ -156,21 +202,15 @@ impl Segments {
     fn fetch(&self, reader: &FileReaderSync, seg: u32, at: u64, out: &mut [u8]) -> Result<()> {
         let end = at + out.len() as u64;
         let short = || Error::Unsupported(format!("segment {seg} is shorter than its map says"));
-        let mut kept = self.kept.borrow_mut();
-        if let Some(i) = kept.iter().position(|(s, _)| *s == seg) {
-            let hit = kept.remove(i).expect("a kept segment");
-            kept.push_front(hit);
-            return copy_from(&kept[0].1, at, out).ok_or_else(short);
+        if let Some(whole) = self.kept.get((self.file, seg)) {
+            return copy_from(&whole, at, out).ok_or_else(short);
         }
-        drop(kept);
         let blob = self.get(seg)?.blob();
         let failed = |e: JsValue| Error::Unsupported(format!("could not read segment {seg}: {}", text(&e)));
         if (out.len() >= WHOLE_FROM || self.in_order.get()) && blob.size() <= WHOLE_MOST {
             let whole = Uint8Array::new(&reader.read_as_array_buffer(&blob).map_err(failed)?.into());
             copy_from(&whole, at, out).ok_or_else(short)?;
-            let mut kept = self.kept.borrow_mut();
-            kept.truncate(KEPT - 1);
-            kept.push_front((seg, whole));
+            self.kept.put((self.file, seg), whole);
             return Ok(());
         }
         let part =
@@ -189,6 +229,13 @@ impl Segments {
 fn copy_from(bytes: &Uint8Array, at: u64, out: &mut [u8]) -> Option<()> {
     let end = at + out.len() as u64;
     (end <= u64::from(bytes.length())).then(|| bytes.subarray(at as u32, end as u32).copy_to(out))
+}
+
+impl Drop for Segments {
+    fn drop(&mut self) {
+        let file = self.file;
+        self.kept.forget(|k| k.0 == file);
+    }
 }
 
 /// Reads bytes of a segment synchronously, as `BlockFile` asks for them.
@@ -345,14 +392,14 @@ impl VfsStore for IdbStore {
                 match by_path.get(&path) {
                     Some(file) => Rc::clone(file),
                     None if options.create() => {
-                        let file = new_file(path.clone(), true);
+                        let file = new_file(files, path.clone(), true);
                         by_path.insert(path, Rc::clone(&file));
                         file
                     }
                     None => return Err(VfsError::new(VfsErrorCode::CantOpen, format!("{path} does not exist").into())),
                 }
             }
-            None => new_file(String::new(), false),
+            None => new_file(files, String::new(), false),
         };
         if matches!(options.kind(), Some(FileKind::Wal)) {
             file.borrow_mut().content.opened_as_wal();
@@ -380,11 +427,11 @@ impl VfsStore for IdbStore {
     }
 }
 
-fn new_file(path: String, stored: bool) -> Shared {
+fn new_file(files: &Files, path: String, stored: bool) -> Shared {
     Rc::new(RefCell::new(File {
         path,
         content: FramedFile::new(BlockFile::load(BLOCK, 0, &[]), None),
-        segs: Segments::default(),
+        segs: Segments::new(&files.kept),
         next: 0,
         stored,
     }))
@@ -459,6 +506,7 @@ impl IdbVfs {
         let reader =
             FileReaderSync::new().map_err(|e| Error::Unsupported(format!("no FileReaderSync here: {}", text(&e))))?;
         let mut by_path = HashMap::new();
+        let kept = Rc::new(Kept::default());
         for f in loaded(&idb).iter() {
             let path = js_sys::Reflect::get(&f, &"path".into()).ok().and_then(|p| p.as_string()).unwrap_or_default();
             let block = num(&f, "block") as usize;
@@ -467,7 +515,7 @@ impl IdbVfs {
             }
             let chunks: Vec<(u64, Vec<u32>)> =
                 pairs::<Uint32Array>(&f, "chunks").into_iter().map(|(n, w)| (n as u64, w.to_vec())).collect();
-            let mut segs = Segments::default();
+            let mut segs = Segments::new(&kept);
             for (n, b) in pairs::<Blob>(&f, "segments") {
                 segs.insert(n as u32, &b);
             }
@@ -478,7 +526,8 @@ impl IdbVfs {
             let file = File { path: path.clone(), content, segs, next: num(&f, "next") as u32, stored: true };
             by_path.insert(path, Rc::new(RefCell::new(file)));
         }
-        let files = Rc::new(Files { idb, reader, by_path: RefCell::new(by_path), last_error: RefCell::new(None) });
+        let files =
+            Rc::new(Files { idb, reader, by_path: RefCell::new(by_path), kept, last_error: RefCell::new(None) });
         // SAFETY: the types agree on the file layout; the registration is
         // dropped only after the last connection on it closed (`Storage::release`).
         let registration = unsafe { register_vfs::<IdbIo, IdbVfsMethods>(vfs, Rc::clone(&files), false) }
