@@ -68,13 +68,20 @@ try {
   mkdirSync(out, { recursive: true });
   const file = resolve(out, `${new Date().toISOString().slice(0, 19).replace(/:/g, '-')}-big-file${storage ? `-${storage}` : ''}.json`);
   const ua = await page.evaluate(() => navigator.userAgent);
+  // Each worker's peak, by where it was served from (the port changes).
+  const held = ((await heaps?.stop()) ?? []).map((w) => ({ ...w, url: new URL(w.url).pathname }));
+  for (const w of held)
+    console.log(`worker ${w.url}: held ${(w.peak / 2 ** 20).toFixed(1)} MiB alive at most, in ${w.samples} heap snapshots`);
+  const heapFields = heaps ? { heaps: held } : {};
   writeFileSync(
     file,
-    JSON.stringify({ name: 'big-file', date: new Date().toISOString(), userAgent: ua, size: SIZE, engines, storage, rows }, null, 1),
+    JSON.stringify(
+      { name: 'big-file', date: new Date().toISOString(), userAgent: ua, size: SIZE, engines, storage, rows, ...heapFields },
+      null,
+      1,
+    ),
   );
   console.log(`\nraw figures: ${file}`);
-  for (const w of (await heaps?.stop()) ?? [])
-    console.log(`worker ${w.url}: held ${(w.peak / 2 ** 20).toFixed(1)} MiB alive at most, in ${w.samples} heap snapshots`);
 } finally {
   await browser.close();
   server.close();
