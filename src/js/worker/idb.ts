@@ -15,9 +15,10 @@
 // - `chunks`: [name, path, n] → a map chunk, a Uint32Array (codec::blocks'
 //   words);
 // - `segments`: [name, path, seg] → a Blob of packed blocks, or its bytes (an
-//   ArrayBuffer) where IndexedDB refuses Blobs: WebKit's ephemeral
-//   sessions (a private window) keep IndexedDB in memory and cannot store
-//   a Blob there.
+//   ArrayBuffer): a WAL's small segments, a small commit's, which are
+//   stored faster so (src/worker/idb.rs, `INLINE`), and every segment
+//   where IndexedDB refuses Blobs: WebKit's ephemeral sessions (a private
+//   window) keep IndexedDB in memory and cannot store a Blob there.
 //
 // Once a sync's transaction is complete, its segments' Blobs (made in the
 // worker, held in the browser's memory) are swapped for the ones a read of
@@ -54,11 +55,11 @@ export interface LoadedFile {
 
 /**
  * A segment as the core holds it: its `Blob`, which {@link IdbFiles.store}
- * swaps for IndexedDB's once the segment is stored (see the top).
+ * swaps for IndexedDB's once the segment is stored (see the top), or for
+ * a WAL's small segment, its bytes, stored as they are (`INLINE` in
+ * src/worker/idb.rs).
  */
-export interface Segment {
-  blob: Blob;
-}
+export type Segment = { blob: Blob; bytes?: undefined } | { blob?: undefined; bytes: ArrayBuffer };
 
 /** What one sync of a file stores, as the core gives it (src/worker/idb.rs). */
 export interface Sync {
@@ -199,7 +200,7 @@ export class IdbFiles {
     const tx = this.#begin(() => this.#swap(s));
     const segments = tx.objectStore('segments');
     const name = this.#name;
-    for (const [seg, held] of s.segments) this.#putSegment(segments, held.blob, [name, s.path, seg]);
+    for (const [seg, held] of s.segments) this.#putSegment(segments, held, [name, s.path, seg]);
     for (const seg of s.dead) segments.delete([name, s.path, seg]);
     const chunks = tx.objectStore('chunks');
     for (const [n, words] of s.chunks) chunks.put(words, [name, s.path, n]);
@@ -222,16 +223,19 @@ export class IdbFiles {
       return; // the connection is closing: nothing reads these segments any more
     }
     for (const [seg, held] of s.segments) {
+      const made = held.blob;
+      if (!made) continue;
       const req = segments.get([this.#name, s.path, seg]);
       req.onsuccess = () => {
-        if (req.result instanceof Blob && req.result.size === held.blob.size) held.blob = req.result;
+        if (req.result instanceof Blob && req.result.size === made.size) held.blob = req.result;
       };
     }
   }
 
-  /** Puts a segment's Blob, or its bytes where IndexedDB refuses Blobs (see the top). */
-  #putSegment(segments: IDBObjectStore, blob: Blob, key: IDBValidKey): void {
-    segments.put(this.#bytes ? readSync(blob) : blob, key);
+  /** Puts a segment's Blob, or its bytes: those it is kept as, or where IndexedDB refuses Blobs (see the top). */
+  #putSegment(segments: IDBObjectStore, held: Segment, key: IDBValidKey): void {
+    if (held.bytes) segments.put(held.bytes, key);
+    else segments.put(this.#bytes ? readSync(held.blob) : held.blob, key);
   }
 
   /** Starts the transaction that deletes the file at `path` (the core calls it from xDelete). */
