@@ -357,6 +357,38 @@ test("once a value is stored, the browser reads its segments from IndexedDB's fi
   assert.equal(n, 48 << 20);
 });
 
+test('databases stored in a newer layout (a higher IndexedDB version) are refused with RESQ_UNSUPPORTED, never read, and stay as they were', async (t) => {
+  // A browser of its own: the origin's IndexedDB is raised past this package's layout.
+  const fresh = await start();
+  t.after(() => fresh.close());
+  const newer = await fresh.page.evaluate(async () => {
+    const req = indexedDB.open('resq-wasm', 2);
+    req.onupgradeneeded = () => {
+      for (const s of ['files', 'chunks', 'segments', 'later']) req.result.createObjectStore(s);
+      req.transaction.objectStore('files').put({ seq: 7 }, ['kept.db']);
+    };
+    const idb = await new Promise((resolve, reject) =>
+      Object.assign(req, { onsuccess: () => resolve(req.result), onerror: () => reject(req.error) }),
+    );
+    idb.close();
+    return idb.version;
+  });
+  assert.equal(newer, 2);
+  const r = await inPage(fresh.page, async ({ open, outcome }, { idb }) => outcome(open('kept.db', idb)), { idb });
+  assert.equal(r.ok, false);
+  assert.equal(r.error.code, 'RESQ_UNSUPPORTED', JSON.stringify(r.error));
+  assert.match(r.error.message, /newer resq-wasm/);
+  const after = await fresh.page.evaluate(async () => {
+    const done = (req) =>
+      new Promise((resolve, reject) => Object.assign(req, { onsuccess: () => resolve(req.result), onerror: () => reject(req.error) }));
+    const idb = await done(indexedDB.open('resq-wasm'));
+    const seq = await done(idb.transaction('files').objectStore('files').get(['kept.db']));
+    idb.close();
+    return { version: idb.version, seq, stores: [...idb.objectStoreNames] };
+  });
+  assert.deepEqual(after, { version: 2, seq: { seq: 7 }, stores: ['chunks', 'files', 'later', 'segments'] });
+});
+
 test("a WAL's small commits are stored as their bytes, not Blobs, and read back from them: every row after a reload, and the commits after it", async (t) => {
   const name = dbName(t);
   const page = await h.newPage();

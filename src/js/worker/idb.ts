@@ -36,6 +36,7 @@
 // store), none after it lands, so what is stored is always the files as of
 // one sync, and the worker loads them again from there.
 
+import type { WireError } from '../protocol.js';
 import { readSync } from './read-sync.js';
 
 /** The origin's IndexedDB database of every database stored there. */
@@ -83,12 +84,29 @@ const done = <T>(req: IDBRequest<T>): Promise<T> =>
 /** Keys [name, path, n] and on. */
 const from = (name: string, path: string, n: number) => IDBKeyRange.bound([name, path, n], [name, path, Infinity]);
 
-function openIdb(): Promise<IDBDatabase> {
-  const req = indexedDB.open(IDB_NAME, 1);
+/**
+ * The version of {@link IDB_NAME}: the layout described at the top. A
+ * change to it that this package would misread raises it, so this package
+ * opening what a newer one stored is refused (IndexedDB's VersionError),
+ * never read wrongly.
+ */
+const LAYOUT = 1;
+
+async function openIdb(): Promise<IDBDatabase> {
+  const req = indexedDB.open(IDB_NAME, LAYOUT);
   req.onupgradeneeded = () => {
     for (const s of STORES) if (!req.result.objectStoreNames.contains(s)) req.result.createObjectStore(s);
   };
-  return done(req);
+  try {
+    return await done(req);
+  } catch (err) {
+    if ((err as DOMException)?.name !== 'VersionError') throw err;
+    const refused: WireError = {
+      code: 'RESQ_UNSUPPORTED',
+      message: `this origin's IndexedDB databases were stored by a newer resq-wasm, in a layout this one cannot read: open them with that version or a later one (${(err as DOMException).message})`,
+    };
+    throw refused;
+  }
 }
 
 /** Whether this IndexedDB refuses to store a Blob (see the top): a probe put, never kept. */
