@@ -18,6 +18,8 @@
 //   memory         the wasm instance's memory in bytes
 //   written        bytes written to OPFS sync access handles by this worker
 //   read           bytes read from OPFS sync access handles by this worker
+//   readSync       bytes of Blobs read synchronously (FileReaderSync) by
+//                  this worker: IndexedDB storage's segments
 //   opfsCalls      reads, writes and flushes made on OPFS sync access
 //                  handles by this worker, and the ms spent in each kind
 //   trapNextQuery  the next db.query() makes the wasm trap for real (a call
@@ -257,6 +259,14 @@ let exports = null;
 let trapNextQuery = false;
 let readSince = 0;
 let batchBytes = 0;
+let readSync = 0;
+if (globalThis.FileReaderSync) {
+  const { readAsArrayBuffer } = FileReaderSync.prototype;
+  FileReaderSync.prototype.readAsArrayBuffer = function (blob) {
+    readSync += blob.size;
+    return readAsArrayBuffer.call(this, blob);
+  };
+}
 const arrayBuffer = Blob.prototype.arrayBuffer;
 Blob.prototype.arrayBuffer = function () {
   readSince += this.size;
@@ -309,6 +319,7 @@ channel.onmessage = ({ data }) => {
     memory: () => exports.memory.buffer.byteLength,
     written: () => written,
     read: () => read,
+    readSync: () => readSync,
     opfsCalls: () => ({ ...calls }),
     trapNextQuery: () => (trapNextQuery = true),
     failNextReply: () => (failNextReply = true),
