@@ -47,7 +47,7 @@ const SUITES = {
   failover: { file: 'tests/e2e/failover.test.mjs', env: { RESQ_FAILOVERS: '40' } },
   // npm test: 256 MB (the 1 GB form takes about three minutes here).
   backup: { file: 'tests/e2e/backup.test.mjs', env: { RESQ_BACKUP_MB: '1024' } },
-  // npm test: 128 MiB in each engine (not Chromium: CHROMIUM_IDB_LARGE_VALUES, harness.mjs).
+  // npm test: 128 MiB in each engine; 1 GiB not in Chromium (CHROMIUM_IDB_LARGE_VALUES, harness.mjs).
   'idb-memory-firefox': { file: 'tests/e2e/idb-memory.test.mjs', env: { RESQ_ENGINE: 'firefox', RESQ_IDB_MEMORY_MB: '1024' } },
   'idb-memory-webkit': { file: 'tests/e2e/idb-memory.test.mjs', env: { RESQ_ENGINE: 'webkit', RESQ_IDB_MEMORY_MB: '1024' } },
   fuzz: { cargo: ['test', '--test', 'codec_props'], env: { PROPTEST_CASES: '20000' } },
