@@ -299,14 +299,20 @@ pub struct IdbFile {
 
 impl IdbFile {
     /// Packs what `file` holds into a new segment.
-    fn stage(file: &mut File) -> VfsResult<()> {
+    /// Packs what `file` holds into a new segment, and hands it to the
+    /// IndexedDB side to store ahead of the sync that will name it, so the
+    /// browser holds it only until then (`IdbFiles.ahead`, idb.ts).
+    fn stage(&self, file: &mut File) -> VfsResult<()> {
         let seg = file.next;
         let packed = file.content.blocks.stage(seg, SPILL);
-        if !packed.is_empty() {
-            file.segs.insert(seg, &blob(&packed)?);
-            file.next += 1;
+        if packed.is_empty() {
+            return Ok(());
         }
-        Ok(())
+        file.segs.insert(seg, &blob(&packed)?);
+        file.next += 1;
+        let segment = file.segs.get(seg).map_err(io(VfsErrorCode::IoWrite))?;
+        let ahead = Array::of3(&file.path.as_str().into(), &seg.into(), &segment.0);
+        self.files.call("ahead", &ahead).map_err(io(VfsErrorCode::IoWrite))
     }
 }
 
@@ -329,7 +335,7 @@ impl VfsFile for IdbFile {
         file.content.write(offset, buf, &mut fetch).map_err(io(VfsErrorCode::IoWrite))?;
         drop(fetch);
         if file.stored && file.content.blocks.spill_due(SPILL) {
-            Self::stage(file)?;
+            self.stage(file)?;
         }
         Ok(())
     }
@@ -370,9 +376,10 @@ impl VfsFile for IdbFile {
         let chunks: Array =
             s.chunks.iter().map(|(n, words)| Array::of2(&(*n as f64).into(), &Uint32Array::from(&words[..]))).collect();
         let dead: Array = s.dead.iter().map(|&seg| JsValue::from(seg)).collect();
+        let released: Array = s.released.iter().map(|&seg| JsValue::from(seg)).collect();
         let sync = js_sys::Object::new();
         let frames = file.content.frames().map_or(JsValue::UNDEFINED, |size| (size as f64).into());
-        let fields: [(&str, JsValue); 9] = [
+        let fields: [(&str, JsValue); 10] = [
             ("path", file.path.as_str().into()),
             ("frames", frames),
             ("size", (s.size as f64).into()),
@@ -382,6 +389,7 @@ impl VfsFile for IdbFile {
             ("chunks", chunks.into()),
             ("segments", segments.into()),
             ("dead", dead.into()),
+            ("released", released.into()),
         ];
         for (k, v) in fields {
             let _ = js_sys::Reflect::set(&sync, &k.into(), &v);

@@ -389,6 +389,71 @@ test('databases stored in a newer layout (a higher IndexedDB version) are refuse
   assert.deepEqual(after, { version: 2, seq: { seq: 7 }, stores: ['chunks', 'files', 'later', 'segments'] });
 });
 
+/** In `page`: segments of database `name` that no stored map names (numbered from their file's `next` on), counted. */
+const unnamedSegments = (page, name) =>
+  page.evaluate(async (name) => {
+    const done = (req) =>
+      new Promise((resolve, reject) => Object.assign(req, { onsuccess: () => resolve(req.result), onerror: () => reject(req.error) }));
+    const idb = await done(indexedDB.open('resq-wasm'));
+    let n = 0;
+    for (const path of [name, `${name}-journal`, `${name}-wal`]) {
+      const tx = idb.transaction(['files', 'segments']);
+      const next = (await done(tx.objectStore('files').get([name, path])))?.next ?? 0;
+      n += await done(tx.objectStore('segments').count(IDBKeyRange.bound([name, path, next], [name, path, Infinity])));
+    }
+    idb.close();
+    return n;
+  }, name);
+
+test('segments stored ahead of a commit that never came are deleted when the database opens again, and every commit before it stays', async (t) => {
+  const name = dbName(t);
+  const page = await h.newPage();
+  await inPage(
+    page,
+    async ({ open, mediaFile }, { name, idb }) => {
+      const db = await open(name, idb);
+      await db.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)');
+      await db.execute('INSERT INTO t(v) VALUES (?)', [new Uint8Array(10).fill(7)]);
+      // A 48 MiB value in a transaction left open: its segments are stored
+      // ahead of a commit that never comes.
+      db.transaction(async (tx) => {
+        await tx.execute('INSERT INTO t(v) VALUES (?)', [mediaFile(48 << 20, 3)]);
+        await new Promise(() => {});
+      }).catch(() => {});
+    },
+    { name, idb },
+  );
+  let ahead = 0;
+  for (let i = 0; i < 600 && ahead < 8; i++) {
+    ahead = await unnamedSegments(page, name);
+    if (ahead < 8) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(ahead >= 8, `segments stored ahead of the commit: ${ahead}`);
+  await page.close(); // its worker with it: the transaction never commits
+  const again = await h.newPage();
+  t.after(() => again.close());
+  const r = await inPage(
+    again,
+    async ({ open }, { name, idb }) => {
+      globalThis.db = await open(name, idb);
+      const rows = await db.query('SELECT id, length(v) AS n FROM t ORDER BY id');
+      await db.execute('INSERT INTO t(v) VALUES (?)', [new Uint8Array(10).fill(8)]);
+      const after = await db.query('SELECT id, length(v) AS n FROM t ORDER BY id');
+      return { rows, after };
+    },
+    { name, idb },
+  );
+  assert.deepEqual(r.rows, [{ id: 1, n: 10 }]);
+  assert.deepEqual(r.after, [
+    { id: 1, n: 10 },
+    { id: 2, n: 10 },
+  ]);
+  // Counted with the database open: a close deletes its WAL, and with it
+  // any of the WAL's segments.
+  assert.equal(await unnamedSegments(again, name), 0, 'segments no map names are left in IndexedDB');
+  await again.evaluate(() => globalThis.db.close());
+});
+
 test("a WAL's small commits are stored as their bytes, not Blobs, and read back from them: every row after a reload, and the commits after it", async (t) => {
   const name = dbName(t);
   const page = await h.newPage();

@@ -27,7 +27,13 @@
 //
 // A sync is one `readwrite` transaction with `durability: 'strict'`: the
 // new segments, the changed chunks, the file's record, the deletion of
-// what no block uses any more, and the database's `seq`, all or none. The
+// what no block uses any more, and the database's `seq`, all or none. A
+// large write's segments are stored ahead of it, 8 MiB at a time in
+// transactions of their own (`ahead`; those still waiting at the sync go
+// into its transaction), so the browser does not hold a
+// large commit's bytes until its end; no stored map names them before the
+// sync's transaction, and those a power loss leaves unnamed (numbered from
+// a file's `next` on) are deleted by the next open's first transaction. The
 // core starts it from SQLite's synchronous xSync, and it completes later;
 // a call is answered once every transaction started so far is complete
 // (`durable`, awaited in ops.ts). IndexedDB runs transactions on the same
@@ -73,7 +79,17 @@ export interface Sync {
   chunks: [number, Uint32Array][];
   segments: [number, Segment][];
   dead: number[];
+  /** Segments made since the last sync that no block uses any more. */
+  released: number[];
 }
+
+/**
+ * Bytes of segments made before their sync that are stored together, in a
+ * transaction of their own (see {@link IdbFiles.ahead}).
+ */
+const AHEAD_BYTES = 8 << 20;
+
+const sizeOf = (held: Segment): number => held.blob?.size ?? held.bytes?.byteLength ?? 0;
 
 const done = <T>(req: IDBRequest<T>): Promise<T> =>
   new Promise((resolve, reject) => {
@@ -142,12 +158,24 @@ export class IdbFiles {
   #probed: Promise<void> | null = null;
   /** Closed: syncs still completing swap nothing (see {@link #swap}). */
   #closed = false;
+  /** Segments made before their sync and not yet stored: path, number, segment. */
+  #queued: [string, number, Segment][] = [];
+  #queuedBytes = 0;
+  /** By path, the segments stored (or being stored) ahead of the sync that names them. */
+  #storedAhead = new Map<string, Set<number>>();
+  /**
+   * Segments no stored map names, from where each file's map ends
+   * (`next`): stored ahead of a sync that never came. The first
+   * transaction deletes them.
+   */
+  #orphans: [string, number][] | null;
 
-  private constructor(idb: IDBDatabase, name: string, seq: number, files: LoadedFile[]) {
+  private constructor(idb: IDBDatabase, name: string, seq: number, files: LoadedFile[], orphans: [string, number][]) {
     this.#idb = idb;
     this.#name = name;
     this.#seq = seq;
     this.files = files;
+    this.#orphans = orphans;
   }
 
   /** Loads database `name`'s files: each one's map and its segments' Blobs, never their bytes. */
@@ -157,8 +185,10 @@ export class IdbFiles {
     const [files, chunks, segments] = STORES.map((s) => tx.objectStore(s));
     const seq = ((await done(files.get([name]))) as { seq: number } | undefined)?.seq ?? 0;
     const loaded: LoadedFile[] = [];
+    const orphans: [string, number][] = [];
     for (const path of [name, `${name}-journal`, `${name}-wal`]) {
       const record = (await done(files.get([name, path]))) as Omit<LoadedFile, 'path' | 'chunks' | 'segments'> | undefined;
+      orphans.push([path, record?.next ?? 0]);
       if (!record) continue;
       const [ck, cv, sk, sv] = await Promise.all([
         done(chunks.getAllKeys(from(name, path, 0))),
@@ -167,14 +197,12 @@ export class IdbFiles {
         done(segments.getAll(from(name, path, 0))),
       ]);
       const second = (k: IDBValidKey) => (k as [string, string, number])[2];
-      loaded.push({
-        path,
-        ...record,
-        chunks: ck.map((k, i) => [second(k), cv[i] as Uint32Array]),
-        segments: sk.map((k, i) => [second(k), sv[i] instanceof Blob ? sv[i] : new Blob([sv[i] as ArrayBuffer])]),
-      });
+      const segs: [number, Blob][] = [];
+      for (const [i, k] of sk.entries())
+        if (second(k) < record.next) segs.push([second(k), sv[i] instanceof Blob ? sv[i] : new Blob([sv[i] as ArrayBuffer])]);
+      loaded.push({ path, ...record, chunks: ck.map((k, i) => [second(k), cv[i] as Uint32Array]), segments: segs });
     }
-    return new IdbFiles(idb, name, seq, loaded);
+    return new IdbFiles(idb, name, seq, loaded, orphans);
   }
 
   /**
@@ -200,6 +228,10 @@ export class IdbFiles {
       if (stored !== expect) tx.abort();
     };
     files.put({ seq: expect + 1 }, [this.#name]);
+    if (this.#orphans) {
+      for (const [path, next] of this.#orphans) tx.objectStore('segments').delete(from(this.#name, path, next));
+      this.#orphans = null;
+    }
     const ended = new Promise<void>((resolve, reject) => {
       tx.oncomplete = () => {
         resolve();
@@ -213,13 +245,54 @@ export class IdbFiles {
     return tx;
   }
 
+  /**
+   * Takes a segment a file made before its sync (a large write's), and
+   * stores it ahead of that sync, with others up to {@link AHEAD_BYTES},
+   * in a transaction of their own (those still waiting when the file
+   * syncs go into the sync's transaction): once stored, its Blob is swapped for
+   * IndexedDB's, so the browser no longer holds what the worker made. No
+   * stored map names it until the sync's transaction, which leaves it out;
+   * so a power loss before then leaves it unnamed, and the next open's
+   * first transaction deletes it (see {@link #orphans}).
+   */
+  ahead([path, seg, held]: [string, number, Segment]): void {
+    this.#queued.push([path, seg, held]);
+    this.#queuedBytes += sizeOf(held);
+    if (this.#queuedBytes >= AHEAD_BYTES) this.#storeAhead();
+  }
+
+  #storeAhead(): void {
+    if (this.#queued.length === 0) return;
+    const queued = this.#queued;
+    this.#queued = [];
+    this.#queuedBytes = 0;
+    const byPath = new Map<string, [number, Segment][]>();
+    for (const [path, seg, held] of queued) byPath.set(path, [...(byPath.get(path) ?? []), [seg, held]]);
+    const tx = this.#begin(() => {
+      for (const [path, stored] of byPath) this.#swap(path, stored);
+    });
+    const segments = tx.objectStore('segments');
+    for (const [path, seg, held] of queued) {
+      this.#putSegment(segments, held, [this.#name, path, seg]);
+      const set = this.#storedAhead.get(path) ?? new Set<number>();
+      this.#storedAhead.set(path, set.add(seg));
+    }
+  }
+
   /** Starts the transaction that stores a sync (the core calls it from xSync). */
   store(s: Sync): void {
-    const tx = this.#begin(() => this.#swap(s));
+    // This file's segments still waiting to be stored ahead go into this
+    // transaction, with the rest of the sync's.
+    this.#dequeue(s.path);
+    const ahead = this.#storedAhead.get(s.path) ?? new Set<number>();
+    this.#storedAhead.delete(s.path);
+    const made = s.segments.filter(([seg]) => !ahead.has(seg));
+    const tx = this.#begin(() => this.#swap(s.path, made));
     const segments = tx.objectStore('segments');
     const name = this.#name;
-    for (const [seg, held] of s.segments) this.#putSegment(segments, held, [name, s.path, seg]);
+    for (const [seg, held] of made) this.#putSegment(segments, held, [name, s.path, seg]);
     for (const seg of s.dead) segments.delete([name, s.path, seg]);
+    for (const seg of s.released) if (ahead.has(seg)) segments.delete([name, s.path, seg]);
     const chunks = tx.objectStore('chunks');
     for (const [n, words] of s.chunks) chunks.put(words, [name, s.path, n]);
     chunks.delete(from(name, s.path, s.chunkCount));
@@ -232,18 +305,18 @@ export class IdbFiles {
    * so held in the browser's memory), for IndexedDB's own, which it reads
    * from its files. Where IndexedDB keeps bytes, not Blobs, they stay.
    */
-  #swap(s: Sync): void {
-    if (this.#bytes || this.#closed || s.segments.length === 0) return;
+  #swap(path: string, stored: [number, Segment][]): void {
+    if (this.#bytes || this.#closed || stored.length === 0) return;
     let segments: IDBObjectStore;
     try {
       segments = this.#idb.transaction(['segments'], 'readonly').objectStore('segments');
     } catch {
       return; // the connection is closing: nothing reads these segments any more
     }
-    for (const [seg, held] of s.segments) {
+    for (const [seg, held] of stored) {
       const made = held.blob;
       if (!made) continue;
-      const req = segments.get([this.#name, s.path, seg]);
+      const req = segments.get([this.#name, path, seg]);
       req.onsuccess = () => {
         if (req.result instanceof Blob && req.result.size === made.size) held.blob = req.result;
       };
@@ -257,7 +330,15 @@ export class IdbFiles {
   }
 
   /** Starts the transaction that deletes the file at `path` (the core calls it from xDelete). */
+  /** Forgets the segments of the file at `path` waiting to be stored ahead. */
+  #dequeue(path: string): void {
+    this.#queued = this.#queued.filter(([p]) => p !== path);
+    this.#queuedBytes = this.#queued.reduce((n, [, , held]) => n + sizeOf(held), 0);
+  }
+
   delete(path: string): void {
+    this.#dequeue(path);
+    this.#storedAhead.delete(path);
     const tx = this.#begin();
     tx.objectStore('files').delete([this.#name, path]);
     tx.objectStore('chunks').delete(from(this.#name, path, 0));
