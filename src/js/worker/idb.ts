@@ -15,10 +15,9 @@
 // - `chunks`: [name, path, n] → a map chunk, a Uint32Array (codec::blocks'
 //   words);
 // - `segments`: [name, path, seg] → a Blob of packed blocks, or its bytes (an
-//   ArrayBuffer): a WAL's small segments, a small commit's, which are
-//   stored faster so (src/worker/idb.rs, `INLINE`), and every segment
-//   where IndexedDB refuses Blobs: WebKit's ephemeral sessions (a private
-//   window) keep IndexedDB in memory and cannot store a Blob there.
+//   ArrayBuffer) where IndexedDB refuses Blobs: WebKit's ephemeral
+//   sessions (a private window) keep IndexedDB in memory and cannot store
+//   a Blob there.
 //
 // Once a sync's transaction is complete, its segments' Blobs (made in the
 // worker, held in the browser's memory) are swapped for the ones a read of
@@ -62,9 +61,8 @@ export interface LoadedFile {
 
 /**
  * A segment as the core holds it: its `Blob`, which {@link IdbFiles.store}
- * swaps for IndexedDB's once the segment is stored (see the top), or for
- * a WAL's small segment, its bytes, stored as they are (`INLINE` in
- * src/worker/idb.rs).
+ * swaps for IndexedDB's once the segment is stored (see the top), or its
+ * bytes.
  */
 export type Segment = { blob: Blob; bytes?: undefined } | { blob?: undefined; bytes: ArrayBuffer };
 
