@@ -45,27 +45,20 @@ pub const BLOCK: usize = 8192;
 /// Bytes of writes a file holds in memory before they become a segment.
 pub const SPILL: usize = 4 << 20;
 
-/// A segment, in a JS object the IndexedDB side reads and updates: its
-/// `Blob` (`{ blob }`), which that side swaps for IndexedDB's once the
-/// segment is stored; or its bytes (`{ bytes }`, an `ArrayBuffer`).
+/// A segment's `Blob`, in a JS object (`{ blob }`) the IndexedDB side
+/// updates: once the segment is stored, its `Blob` is IndexedDB's.
 #[derive(Clone)]
 struct Segment(js_sys::Object);
 
 impl Segment {
-    fn new(field: &str, value: &JsValue) -> Segment {
+    fn new(blob: &Blob) -> Segment {
         let holder = js_sys::Object::new();
-        let _ = js_sys::Reflect::set(&holder, &field.into(), value);
+        let _ = js_sys::Reflect::set(&holder, &"blob".into(), blob);
         Segment(holder)
     }
 
     fn blob(&self) -> Blob {
         js_sys::Reflect::get(&self.0, &"blob".into()).unwrap_or_default().unchecked_into()
-    }
-
-    /// The bytes of a segment kept as its bytes.
-    fn bytes(&self) -> Option<Uint8Array> {
-        let bytes = js_sys::Reflect::get(&self.0, &"bytes".into()).ok()?;
-        bytes.is_instance_of::<js_sys::ArrayBuffer>().then(|| Uint8Array::new(&bytes))
     }
 }
 
@@ -193,7 +186,7 @@ impl Segments {
     }
 
     fn insert(&mut self, seg: u32, blob: &Blob) {
-        self.blobs.insert(seg, Segment::new("blob", blob));
+        self.blobs.insert(seg, Segment::new(blob));
     }
 
     fn remove(&mut self, seg: u32) {
@@ -212,11 +205,7 @@ impl Segments {
         if let Some(whole) = self.kept.get((self.file, seg)) {
             return copy_from(&whole, at, out).ok_or_else(short);
         }
-        let segment = self.get(seg)?;
-        if let Some(bytes) = segment.bytes() {
-            return copy_from(&bytes, at, out).ok_or_else(short);
-        }
-        let blob = segment.blob();
+        let blob = self.get(seg)?.blob();
         let failed = |e: JsValue| Error::Unsupported(format!("could not read segment {seg}: {}", text(&e)));
         if (out.len() >= WHOLE_FROM || self.in_order.get()) && blob.size() <= WHOLE_MOST {
             let whole = Uint8Array::new(&reader.read_as_array_buffer(&blob).map_err(failed)?.into());

@@ -64,7 +64,9 @@ export interface LoadedFile {
  * swaps for IndexedDB's once the segment is stored (see the top), or its
  * bytes.
  */
-export type Segment = { blob: Blob; bytes?: undefined } | { blob?: undefined; bytes: ArrayBuffer };
+export interface Segment {
+  blob: Blob;
+}
 
 /** What one sync of a file stores, as the core gives it (src/worker/idb.rs). */
 export interface Sync {
@@ -87,7 +89,7 @@ export interface Sync {
  */
 const AHEAD_BYTES = 8 << 20;
 
-const sizeOf = (held: Segment): number => held.blob?.size ?? held.bytes?.byteLength ?? 0;
+const sizeOf = (held: Segment): number => held.blob.size;
 
 const done = <T>(req: IDBRequest<T>): Promise<T> =>
   new Promise((resolve, reject) => {
@@ -323,8 +325,7 @@ export class IdbFiles {
 
   /** Puts a segment's Blob, or its bytes: those it is kept as, or where IndexedDB refuses Blobs (see the top). */
   #putSegment(segments: IDBObjectStore, held: Segment, key: IDBValidKey): void {
-    if (held.bytes) segments.put(held.bytes, key);
-    else segments.put(this.#bytes ? readSync(held.blob) : held.blob, key);
+    segments.put(this.#bytes ? readSync(held.blob) : held.blob, key);
   }
 
   /** Starts the transaction that deletes the file at `path` (the core calls it from xDelete). */
