@@ -5,7 +5,8 @@
 //   power loss   RESQ_POWERLOSS_IMAGES   (images of one recorded workload)
 //   power loss,  RESQ_POWERLOSS_IDB_RUNS (workloads recorded, each cut at
 //   IndexedDB                             every point)
-//   kill trials  RESQ_KILL_TRIALS
+//   kill trials  RESQ_KILL_TRIALS        (all in Chromium; those in
+//                                         IndexedDB again in Firefox)
 //   model check  RESQ_MODEL_OPS          (per storage: OPFS and memory)
 //   isolation    RESQ_ISOLATION_OPS      (in all, over four sessions in two tabs)
 //   failover     RESQ_FAILOVERS          (leaders ended in each model check)
@@ -38,6 +39,12 @@ const SUITES = {
   quota: { file: 'tests/e2e/quota.test.mjs', env: {} },
   soak: { file: 'tests/e2e/soak.test.mjs', env: { RESQ_SOAK_OPS: '20000' } },
   kill: { file: 'tests/e2e/kill.test.mjs', env: { RESQ_KILL_TRIALS: '300' } },
+  // The IndexedDB trials again in Firefox (its content processes killed).
+  'kill-idb-firefox': {
+    file: 'tests/e2e/kill.test.mjs',
+    env: { RESQ_ENGINE: 'firefox', RESQ_KILL_TRIALS: '300' },
+    pattern: 'in IndexedDB',
+  },
   // Reopens at 0.5% (npm test: 3%): each starts a worker, and 100,000
   // operations at 3% would not fit the 20 minutes.
   model: { file: 'tests/e2e/model.test.mjs', env: { RESQ_MODEL_OPS: '50000', RESQ_MODEL_REOPEN: '0.005' } },
@@ -80,9 +87,10 @@ function section(name, tap, when, minutes) {
     Object.entries(SUITES[name].env)
       .map(([k, v]) => `${k}=${v}`)
       .join(' ') || 'as in npm test';
+  const only = SUITES[name].pattern ? ` · tests named "${SUITES[name].pattern}"` : '';
   const passed = results.filter((l) => l.startsWith('✔')).length;
   const tally = `${results.length} tests: ${passed} passed, ${results.length - passed} failed`;
-  return `## ${name}\n\n${when} · ${minutes} · ${env} · ${tally}\n\n${results.map((l) => `- ${l}`).join('\n')}\n\n${figures.map((l) => `    ${l}`).join('\n')}\n`;
+  return `## ${name}\n\n${when} · ${minutes} · ${env}${only} · ${tally}\n\n${results.map((l) => `- ${l}`).join('\n')}\n\n${figures.map((l) => `    ${l}`).join('\n')}\n`;
 }
 
 function writeLatest() {
@@ -110,10 +118,13 @@ if (process.argv[2] === '--render') {
 const chosen = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(SUITES);
 let failed = false;
 for (const name of chosen) {
-  const { file, cargo, env } = SUITES[name];
+  const { file, cargo, env, pattern } = SUITES[name];
   const t0 = Date.now();
   console.log(`== ${name}: ${file ?? `cargo ${cargo.join(' ')}`} ${JSON.stringify(env)}`);
-  const [command, args] = cargo ? ['cargo', cargo] : [process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=tap', file]];
+  const only = pattern ? [`--test-name-pattern=${pattern}`] : [];
+  const [command, args] = cargo
+    ? ['cargo', cargo]
+    : [process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=tap', ...only, file]];
   const r = spawnSync(command, args, {
     cwd: root,
     env: { ...process.env, ...env },
