@@ -454,6 +454,94 @@ test('segments stored ahead of a commit that never came are deleted when the dat
   await again.evaluate(() => globalThis.db.close());
 });
 
+test("a WAL's small commits are stored as their bytes, not Blobs, and read back from them: every row after a reload, and the commits after it", async (t) => {
+  const name = dbName(t);
+  const page = await h.newPage();
+  t.after(() => page.close());
+  const rows = 40;
+  await inPage(
+    page,
+    async ({ open }, { name, idb, rows }) => {
+      const db = await open(name, idb);
+      await db.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)');
+      for (let i = 0; i < rows; i++) await db.execute('INSERT INTO t(v) VALUES (?)', [new Uint8Array(3000).fill(i + 1)]);
+      // No close(): the rows stay in the WAL.
+    },
+    { name, idb, rows },
+  );
+  await page.reload();
+  const kinds = await page.evaluate(async (name) => {
+    const done = (req) =>
+      new Promise((resolve, reject) => Object.assign(req, { onsuccess: () => resolve(req.result), onerror: () => reject(req.error) }));
+    const idb = await done(indexedDB.open('resq-wasm'));
+    const wal = `${name}-wal`;
+    const values = await done(
+      idb
+        .transaction('segments')
+        .objectStore('segments')
+        .getAll(IDBKeyRange.bound([name, wal, 0], [name, wal, Infinity])),
+    );
+    idb.close();
+    return { bytes: values.filter((v) => v instanceof ArrayBuffer).length, all: values.length };
+  }, name);
+  assert.ok(kinds.bytes >= rows, `the WAL's small segments as bytes: ${kinds.bytes} of ${kinds.all}`);
+  const got = await inPage(
+    page,
+    async ({ open }, { name, idb }) => {
+      const db = await open(name, idb);
+      const sums = async () =>
+        (await db.query('SELECT id, v FROM t ORDER BY id')).map((r) => [r.id, r.v.length, r.v.every((b) => b === r.id)]);
+      const before = await sums();
+      await db.execute('INSERT INTO t(v) VALUES (?)', [new Uint8Array(3000).fill(99)]);
+      const [{ integrity_check: check }] = await db.query('PRAGMA integrity_check');
+      const after = await db.query('SELECT count(*) AS n FROM t');
+      await db.close();
+      return { before, check, n: after[0].n };
+    },
+    { name, idb },
+  );
+  assert.deepEqual(
+    got.before,
+    Array.from({ length: rows }, (_, i) => [i + 1, 3000, true]),
+  );
+  assert.equal(got.check, 'ok');
+  assert.equal(got.n, rows + 1);
+});
+
+test('the worker starts no IndexedDB transaction with nothing in it: small commits, a large one, a checkpoint, reads and a reopen', async (t) => {
+  // In WebKitGTK, an empty transaction started just before a worker ends
+  // (a leader stopped right after a commit) can stay open for good, and
+  // every other tab's write then waits behind it (failover.test.mjs).
+  const hp = await start({ probe: {} });
+  t.after(() => hp.close());
+  const name = dbName(t);
+  const empty = await inPage(
+    hp.page,
+    async ({ open, probe }, { name, idb }) => {
+      const work = async (db) => {
+        await db.execute('CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, v BLOB)');
+        for (let i = 0; i < 20; i++) await db.execute('INSERT INTO t(v) VALUES (?)', [new Uint8Array(3000).fill(i)]);
+        await db.execute('INSERT INTO t(v) VALUES (?)', [new File([new Uint8Array(20 << 20).fill(7)], 'v.bin')]);
+        await db.query('SELECT id, length(v) FROM t');
+        await db.execute('PRAGMA wal_checkpoint(TRUNCATE)');
+        await db.execute('DELETE FROM t WHERE id % 2 = 0');
+        await db.query('SELECT sum(length(v)) FROM t');
+      };
+      const db = await open(name, idb);
+      await work(db);
+      const first = await probe(name, 'emptyTransactions');
+      await db.close();
+      const again = await open(name, idb);
+      await work(again);
+      const second = await probe(name, 'emptyTransactions');
+      await again.close();
+      return [first, second];
+    },
+    { name, idb },
+  );
+  assert.deepEqual(empty, [0, 0], 'empty transactions, in the first worker and in the one that opened it again');
+});
+
 test('a WAL stored as it is, before frame groups, is read as it is: every row after a reopen, and the commits after it', async (t) => {
   const name = dbName(t);
   const page = await h.newPage();

@@ -41,6 +41,8 @@
 //   recordCalls    (with `value`, a boolean) whether following tabs' calls
 //                  reach the worker numbered, and so have their writes
 //                  recorded (benches/follower-cost.mjs times both)
+//   emptyTransactions IndexedDB transactions this worker started with no
+//                  request in them (see `emptyTransactions` below)
 //   heldPorts      ports of following tabs handed to this worker that it
 //                  has not closed
 //   trace          (with `value`, a boolean) starts (true) or ends (false)
@@ -153,6 +155,37 @@ if (PROBE_OPTIONS.recordIdb) {
     ops.get(this.transaction)?.push([this.name, 'delete', k]);
     return r;
   };
+}
+
+/**
+ * `emptyTransactions`: IndexedDB transactions this worker started on the
+ * package's database that ended with no request made in them. In
+ * WebKitGTK, one the worker starts just before it ends can stay open for
+ * good, and every other tab's transaction on its stores waits behind it.
+ */
+let emptyTransactions = 0;
+{
+  const used = new WeakSet();
+  const { transaction } = IDBDatabase.prototype;
+  IDBDatabase.prototype.transaction = function (...args) {
+    const tx = transaction.apply(this, args);
+    if (this.name === 'resq-wasm') {
+      const ended = () => {
+        if (!used.has(tx)) emptyTransactions++;
+      };
+      tx.addEventListener('complete', ended);
+      tx.addEventListener('abort', ended);
+    }
+    return tx;
+  };
+  const requests = ['get', 'getAll', 'getAllKeys', 'getKey', 'put', 'add', 'delete', 'clear', 'count', 'openCursor', 'openKeyCursor'];
+  for (const method of requests) {
+    const made = IDBObjectStore.prototype[method];
+    IDBObjectStore.prototype[method] = function (...args) {
+      used.add(this.transaction);
+      return made.apply(this, args);
+    };
+  }
 }
 
 /** `trace`: the tabs' requests and replies, while one is asked for. */
@@ -332,6 +365,7 @@ channel.onmessage = ({ data }) => {
     heldPorts: () => ports.size,
     recordCalls: () => (recordCalls = data.value),
     batchBytes: () => batchBytes,
+    emptyTransactions: () => emptyTransactions,
     trace: () => {
       const so = trace ?? [];
       trace = data.value ? [] : null;

@@ -33,6 +33,11 @@ impl FramedFile {
         self.wal = true;
     }
 
+    /// SQLite opened it as a WAL.
+    pub fn is_wal(&self) -> bool {
+        self.wal
+    }
+
     /// Its own size when laid out in frame groups (as its record stores it).
     pub fn frames(&self) -> Option<u64> {
         self.frames.map(|(_, size)| size)

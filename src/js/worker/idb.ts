@@ -15,9 +15,10 @@
 // - `chunks`: [name, path, n] → a map chunk, a Uint32Array (codec::blocks'
 //   words);
 // - `segments`: [name, path, seg] → a Blob of packed blocks, or its bytes (an
-//   ArrayBuffer) where IndexedDB refuses Blobs: WebKit's ephemeral
-//   sessions (a private window) keep IndexedDB in memory and cannot store
-//   a Blob there.
+//   ArrayBuffer): a WAL's small segments, a small commit's, which are
+//   stored faster so (src/worker/idb.rs, `INLINE`), and every segment
+//   where IndexedDB refuses Blobs: WebKit's ephemeral sessions (a private
+//   window) keep IndexedDB in memory and cannot store a Blob there.
 //
 // Once a sync's transaction is complete, its segments' Blobs (made in the
 // worker, held in the browser's memory) are swapped for the ones a read of
@@ -61,12 +62,11 @@ export interface LoadedFile {
 
 /**
  * A segment as the core holds it: its `Blob`, which {@link IdbFiles.store}
- * swaps for IndexedDB's once the segment is stored (see the top), or its
- * bytes.
+ * swaps for IndexedDB's once the segment is stored (see the top), or for
+ * a WAL's small segment, its bytes, stored as they are (`INLINE` in
+ * src/worker/idb.rs).
  */
-export interface Segment {
-  blob: Blob;
-}
+export type Segment = { blob: Blob; bytes?: undefined } | { blob?: undefined; bytes: ArrayBuffer };
 
 /** What one sync of a file stores, as the core gives it (src/worker/idb.rs). */
 export interface Sync {
@@ -89,7 +89,7 @@ export interface Sync {
  */
 const AHEAD_BYTES = 8 << 20;
 
-const sizeOf = (held: Segment): number => held.blob.size;
+const sizeOf = (held: Segment): number => held.blob?.size ?? held.bytes?.byteLength ?? 0;
 
 const done = <T>(req: IDBRequest<T>): Promise<T> =>
   new Promise((resolve, reject) => {
@@ -304,18 +304,21 @@ export class IdbFiles {
    * Swaps the Blobs of a stored sync's segments, made in this worker (and
    * so held in the browser's memory), for IndexedDB's own, which it reads
    * from its files. Where IndexedDB keeps bytes, not Blobs, they stay.
+   * Never a transaction with nothing in it: in WebKitGTK, one started
+   * just before the worker ends (a leader tab closed right after a commit)
+   * can stay open for good, and every other tab's write waits behind it.
    */
   #swap(path: string, stored: [number, Segment][]): void {
-    if (this.#bytes || this.#closed || stored.length === 0) return;
+    const blobs = stored.filter(([, held]) => held.blob);
+    if (this.#bytes || this.#closed || blobs.length === 0) return;
     let segments: IDBObjectStore;
     try {
       segments = this.#idb.transaction(['segments'], 'readonly').objectStore('segments');
     } catch {
       return; // the connection is closing: nothing reads these segments any more
     }
-    for (const [seg, held] of stored) {
-      const made = held.blob;
-      if (!made) continue;
+    for (const [seg, held] of blobs) {
+      const made = held.blob as Blob;
       const req = segments.get([this.#name, path, seg]);
       req.onsuccess = () => {
         if (req.result instanceof Blob && req.result.size === made.size) held.blob = req.result;
@@ -325,7 +328,8 @@ export class IdbFiles {
 
   /** Puts a segment's Blob, or its bytes: those it is kept as, or where IndexedDB refuses Blobs (see the top). */
   #putSegment(segments: IDBObjectStore, held: Segment, key: IDBValidKey): void {
-    segments.put(this.#bytes ? readSync(held.blob) : held.blob, key);
+    if (held.bytes) segments.put(held.bytes, key);
+    else segments.put(this.#bytes ? readSync(held.blob) : held.blob, key);
   }
 
   /** Starts the transaction that deletes the file at `path` (the core calls it from xDelete). */
