@@ -16,7 +16,7 @@
 //   words);
 // - `segments`: [name, path, seg] → a Blob of packed blocks, or its bytes (an
 //   ArrayBuffer): a WAL's small segments, a small commit's, which are
-//   stored faster so (src/worker/idb.rs, `INLINE`), and every segment
+//   stored faster so (src/worker/idb/segments.rs, `INLINE`), and every segment
 //   where IndexedDB refuses Blobs: WebKit's ephemeral sessions (a private
 //   window) keep IndexedDB in memory and cannot store a Blob there.
 //
@@ -64,7 +64,7 @@ export interface LoadedFile {
  * A segment as the core holds it: its `Blob`, which {@link IdbFiles.store}
  * swaps for IndexedDB's once the segment is stored (see the top), or for
  * a WAL's small segment, its bytes, stored as they are (`INLINE` in
- * src/worker/idb.rs).
+ * src/worker/idb/segments.rs).
  */
 export type Segment = { blob: Blob; bytes?: undefined } | { blob?: undefined; bytes: ArrayBuffer };
 
