@@ -309,8 +309,9 @@ export class IdbFiles {
    * can stay open for good, and every other tab's write waits behind it.
    */
   #swap(path: string, stored: [number, Segment][]): void {
+    if (this.#bytes || this.#closed) return;
     const blobs = stored.filter(([, held]) => held.blob);
-    if (this.#bytes || this.#closed || blobs.length === 0) return;
+    if (blobs.length === 0) return;
     let segments: IDBObjectStore;
     try {
       segments = this.#idb.transaction(['segments'], 'readonly').objectStore('segments');
