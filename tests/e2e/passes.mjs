@@ -84,6 +84,26 @@ const NOT_FORCED = {
   'vitest-example.test.mjs': CHROMIUM_PASS,
 };
 
+/**
+ * The slowest files of a pass, slowest first: run.mjs starts them first, so
+ * that the last minutes of a run are not one long file alone.
+ */
+export const SLOW = [
+  'powerloss-idb.test.mjs',
+  'rekey-kill.test.mjs',
+  'kill.test.mjs',
+  'hostile.test.mjs',
+  'powerloss.test.mjs',
+  'nextjs.test.mjs',
+  'failover.test.mjs',
+  'frameworks.test.mjs',
+  'demo.test.mjs',
+  'idb.test.mjs',
+];
+
+/** Files that run.mjs runs with no other file beside them, and why. */
+export const ALONE = new Map([]);
+
 /** Test files each pass leaves out, and why; a pass not named runs them all. */
 export const LEFT_OUT = { node: NOT_IN_NODE, 'chromium-idb': NOT_FORCED, 'firefox-idb': NOT_FORCED };
 

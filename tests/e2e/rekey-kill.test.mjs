@@ -36,7 +36,10 @@ const build = async ({ open }, { name, options, summary, rekeyTo }) => {
   const db = await open(name, options);
   await db.execute('CREATE TABLE t(id INTEGER PRIMARY KEY, s TEXT, b BLOB)');
   const blob = new Uint8Array(256 << 10).map((_, i) => (i * 31) & 255);
-  for (let i = 0; i < 160; i++) await db.execute('INSERT INTO t(s, b) VALUES (?, ?)', [`row ${i}`, blob]);
+  // One transaction: the rows are the trial's setup, not what it tests.
+  await db.transaction(async (tx) => {
+    for (let i = 0; i < 160; i++) await tx.execute('INSERT INTO t(s, b) VALUES (?, ?)', [`row ${i}`, blob]);
+  });
   const s = JSON.stringify(await db.query(summary));
   await db.close();
   if (rekeyTo === undefined) return { s };

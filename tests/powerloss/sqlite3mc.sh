@@ -13,7 +13,9 @@ if [ ! -f "$out" ]; then
   cargo fetch --locked -q
   src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"sqlite3mc-src-$version"/sqlite3mc | head -1)
   mkdir -p "$(dirname "$out")"
-  gcc -O1 -shared -fPIC -DSQLITE_THREADSAFE=1 -o "$out.tmp" "$src/sqlite3mc_amalgamation.c" -lpthread -lm
-  mv "$out.tmp" "$out"
+  # Built under a name of this process's own, then moved into place whole:
+  # two test files may build it at once.
+  gcc -O1 -shared -fPIC -DSQLITE_THREADSAFE=1 -o "$out.$$" "$src/sqlite3mc_amalgamation.c" -lpthread -lm
+  mv "$out.$$" "$out"
 fi
 echo "$PWD/$out"
