@@ -32,12 +32,14 @@ const NOT_IN_NODE = {
   'encryption-temp.test.mjs': KEY,
   'encryption.test.mjs': KEY,
   'failover.test.mjs': TABS,
+  'hostile-misuse.test.mjs': "it misuses the page's own Worker and window",
   'hostile.test.mjs': "it misuses the page's own Worker and window",
   'idb-memory.test.mjs': IDB,
   'idb-quota.test.mjs': IDB,
   'idb.test.mjs': IDB,
   'inspector.test.mjs': "a custom element in a page's DOM (each browser pass also imports it in Node, where it defines nothing)",
   'isolation.test.mjs': TABS,
+  'kill-idb.test.mjs': KILLED,
   'kill.test.mjs': KILLED,
   'nextjs.test.mjs': CHROMIUM_PASS,
   'node.test.mjs': CHROMIUM_PASS,
@@ -65,14 +67,17 @@ const NOT_IN_NODE = {
 const OWN_PASS = "the same in the engine's own pass, which runs it";
 const NAMES_IDB = `every database it opens asks for storage: 'idb' itself: ${OWN_PASS}`;
 const SQL = "SQL's answers and how values map, the same on any storage: WebKitGTK's pass runs it on IndexedDB";
+const HOSTILE =
+  "bad input, refused whatever the storage, each row's database checked unchanged after it: WebKitGTK's pass runs it on IndexedDB";
 const NOT_FORCED = {
   'consumer.test.mjs': CHROMIUM_PASS,
   'drizzle.test.mjs': SQL,
-  'hostile.test.mjs':
-    "bad input, refused whatever the storage, each row's database checked unchanged after it: WebKitGTK's pass runs it on IndexedDB",
+  'hostile-misuse.test.mjs': HOSTILE,
+  'hostile.test.mjs': HOSTILE,
   'idb-memory.test.mjs': NAMES_IDB,
   'idb-quota.test.mjs': NAMES_IDB,
-  'kill.test.mjs': `its IndexedDB trials ask for storage: 'idb' (${OWN_PASS}), and its OPFS ones would only be refused here, a refusal WebKitGTK's pass checks`,
+  'kill-idb.test.mjs': NAMES_IDB,
+  'kill.test.mjs': "its OPFS trials would only be refused here, a refusal WebKitGTK's pass checks",
   'kysely.test.mjs': SQL,
   'nextjs.test.mjs': CHROMIUM_PASS,
   'node.test.mjs': CHROMIUM_PASS,
@@ -92,7 +97,9 @@ export const SLOW = [
   'powerloss-idb.test.mjs',
   'rekey-kill.test.mjs',
   'kill.test.mjs',
+  'kill-idb.test.mjs',
   'hostile.test.mjs',
+  'hostile-misuse.test.mjs',
   'powerloss.test.mjs',
   'nextjs.test.mjs',
   'failover.test.mjs',

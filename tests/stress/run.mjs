@@ -29,6 +29,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '../..');
+// A suite's `file` is one test file or a list of them.
 const SUITES = {
   powerloss: {
     file: 'tests/e2e/powerloss.test.mjs',
@@ -38,18 +39,14 @@ const SUITES = {
   'powerloss-idb': { file: 'tests/e2e/powerloss-idb.test.mjs', env: { RESQ_POWERLOSS_IDB_RUNS: '175' } },
   quota: { file: 'tests/e2e/quota.test.mjs', env: {} },
   soak: { file: 'tests/e2e/soak.test.mjs', env: { RESQ_SOAK_OPS: '20000' } },
-  kill: { file: 'tests/e2e/kill.test.mjs', env: { RESQ_KILL_TRIALS: '300' } },
+  kill: { file: ['tests/e2e/kill.test.mjs', 'tests/e2e/kill-idb.test.mjs'], env: { RESQ_KILL_TRIALS: '300' } },
   // The IndexedDB trials again in Firefox (its content processes killed).
-  'kill-idb-firefox': {
-    file: 'tests/e2e/kill.test.mjs',
-    env: { RESQ_ENGINE: 'firefox', RESQ_KILL_TRIALS: '300' },
-    pattern: 'in IndexedDB',
-  },
+  'kill-idb-firefox': { file: 'tests/e2e/kill-idb.test.mjs', env: { RESQ_ENGINE: 'firefox', RESQ_KILL_TRIALS: '300' } },
   // Reopens at 0.5% (npm test: 3%): each starts a worker, and 100,000
   // operations at 3% would not fit the 20 minutes.
   model: { file: 'tests/e2e/model.test.mjs', env: { RESQ_MODEL_OPS: '50000', RESQ_MODEL_REOPEN: '0.005' } },
   isolation: { file: 'tests/e2e/isolation.test.mjs', env: { RESQ_ISOLATION_OPS: '100000' } },
-  hostile: { file: 'tests/e2e/hostile.test.mjs', env: {} },
+  hostile: { file: ['tests/e2e/hostile.test.mjs', 'tests/e2e/hostile-misuse.test.mjs'], env: {} },
   // npm test: 10 in each model check, in every engine.
   failover: { file: 'tests/e2e/failover.test.mjs', env: { RESQ_FAILOVERS: '40' } },
   // npm test: 256 MB (the 1 GB form takes about three minutes here).
@@ -120,11 +117,11 @@ let failed = false;
 for (const name of chosen) {
   const { file, cargo, env, pattern } = SUITES[name];
   const t0 = Date.now();
-  console.log(`== ${name}: ${file ?? `cargo ${cargo.join(' ')}`} ${JSON.stringify(env)}`);
+  console.log(`== ${name}: ${file ? [file].flat().join(' ') : `cargo ${cargo.join(' ')}`} ${JSON.stringify(env)}`);
   const only = pattern ? [`--test-name-pattern=${pattern}`] : [];
   const [command, args] = cargo
     ? ['cargo', cargo]
-    : [process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=tap', ...only, file]];
+    : [process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=tap', ...only, ...[file].flat()]];
   const r = spawnSync(command, args, {
     cwd: root,
     env: { ...process.env, ...env },
