@@ -460,14 +460,20 @@ export async function start({
       return { release: async () => {} };
     },
     /**
-     * A function that crashes `page`'s renderer, with its workers: Chromium's
-     * CDP Page.crash (the session is made now, so the crash is immediate),
-     * or in Firefox a SIGKILL of its web content processes (see launch()).
+     * A function that crashes `page`'s renderer, with its workers, and
+     * resolves once it is down: Chromium's CDP Page.crash (the session is
+     * made now, so the crash is immediate; CDP may never answer it, so the
+     * page's 'crash' event is what resolves, within 30 s or it rejects), or
+     * in Firefox a SIGKILL of its web content processes (see launch()).
      */
     async crasher(page) {
       if (engine === 'chromium') {
         const cdp = await page.context().newCDPSession(page);
-        return () => cdp.send('Page.crash');
+        return () => {
+          const crashed = page.waitForEvent('crash', { timeout: 30_000 });
+          void cdp.send('Page.crash').catch(() => {});
+          return crashed;
+        };
       }
       if (engine === 'firefox') return async () => browser.crashRenderers();
       throw new Error('crasher() is for Chromium and Firefox runs');

@@ -45,6 +45,12 @@
 //                  request in them (see `emptyTransactions` below)
 //   heldPorts      ports of following tabs handed to this worker that it
 //                  has not closed
+//   freezeAt       (with `value`, a count n) the n-th write to an OPFS sync
+//                  access handle from now is never made: the worker says
+//                  { frozen: <its database's name> } on the channel, then
+//                  stands still in a busy loop, so that a crash of its
+//                  renderer lands at that write whatever the machine's load
+//                  (or posted to the Worker first: see `probeFreezeAt` below)
 //   trace          (with `value`, a boolean) starts (true) or ends (false)
 //                  a trace of the tabs' calls, and answers the one so far:
 //                  ['in', op, id] as a request reached the worker, ['out',
@@ -67,6 +73,15 @@ if (PROBE_OPTIONS.noSyncHandles) {
 
 let written = 0;
 let read = 0;
+/** `freezeAt`: writes left before the one the worker stops at (0: none). */
+let freezeIn = 0;
+/** Stops this worker where it is, after saying so: its renderer is about to be crashed. */
+const freeze = () => {
+  channel.postMessage({ frozen: database(self.name) });
+  for (;;) {
+    // Stands still: no more of this worker's code runs.
+  }
+};
 /** `opfsCalls`: calls of each kind made on OPFS sync access handles, and the ms spent in them. */
 const calls = { reads: 0, writes: 0, flushes: 0, readMs: 0, writeMs: 0, flushMs: 0 };
 const timed = (count, ms, fn) => {
@@ -100,6 +115,7 @@ if (SyncHandle) {
     return handles.get(h);
   };
   SyncHandle.prototype.write = function (buffer, options) {
+    if (freezeIn > 0 && --freezeIn === 0) freeze();
     const n = timed('writes', 'writeMs', () => write.call(this, buffer, options));
     written += n;
     if (PROBE_OPTIONS.record) {
@@ -229,6 +245,14 @@ const countWatch = (caller, data) => {
 };
 const onmessage = self.onmessage;
 self.onmessage = (e) => {
+  // `freezeAt` for a worker that starts work the moment it opens (the one
+  // with ciphers that a plain database's rekey(key) moves to): the page
+  // posts { probeFreezeAt: n } as it makes the Worker, ahead of any
+  // message of the package's, and it counts from the worker's first write.
+  if (typeof e.data?.probeFreezeAt === 'number') {
+    freezeIn = e.data.probeFreezeAt;
+    return;
+  }
   traceIn(e.data);
   const port = e.data && typeof e.data.attach === 'string' ? e.ports[0] : null;
   if (port) ports.add(port);
@@ -366,6 +390,7 @@ channel.onmessage = ({ data }) => {
     recordCalls: () => (recordCalls = data.value),
     batchBytes: () => batchBytes,
     emptyTransactions: () => emptyTransactions,
+    freezeAt: () => (freezeIn = data.value),
     trace: () => {
       const so = trace ?? [];
       trace = data.value ? [] : null;
