@@ -4,6 +4,8 @@
 
 import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ENGINE, start } from './harness.mjs';
 import { inPage, dbName, openIn } from './util.mjs';
 
@@ -419,22 +421,33 @@ test("a leader tab whose main thread is busy does not hold up a follower's calls
   const name = dbName(t);
   const [a, b] = await tabs(2, name);
   await inPage(a, async () => db.execute('CREATE TABLE busy(v)'));
-  // The leader's page blocks its main thread for 1.5 s (as a throttled or
-  // janky background tab would); the follower's calls go to its worker.
-  const blocked = a.evaluate(() => {
+  // The leader's page blocks its main thread (as a throttled or janky
+  // background tab would) until the follower's calls are done: it asks the
+  // test server, with synchronous requests that keep it blocked, for a file
+  // this side writes once they are, and gives up after 60 s. The
+  // follower's calls go to its worker: done before the leader is free.
+  const flag = `busy-${Math.random().toString(36).slice(2)}.txt`;
+  const blocked = a.evaluate((flag) => {
     const t0 = performance.timeOrigin + performance.now();
-    while (performance.now() + performance.timeOrigin - t0 < 1500);
+    const free = () => {
+      const x = new XMLHttpRequest();
+      x.open('GET', `/${flag}`, false);
+      x.send();
+      return x.status === 200;
+    };
+    while (!free() && performance.now() + performance.timeOrigin - t0 < 60_000);
     return [t0, performance.timeOrigin + performance.now()];
-  });
+  }, flag);
   await new Promise((r) => setTimeout(r, 200));
   const done = await inPage(b, async () => {
     for (let i = 0; i < 20; i++) await db.execute('INSERT INTO busy VALUES (?)', [i]);
     return performance.timeOrigin + performance.now();
   });
-  const [, unblocked] = await blocked;
+  writeFileSync(join(h.app, flag), 'free');
+  const [began, unblocked] = await blocked;
   assert.ok(
     done < unblocked,
-    `the follower's 20 writes finished ${(done - unblocked).toFixed(0)} ms after the leader's page was free again`,
+    `the follower's 20 writes finished ${(done - unblocked).toFixed(0)} ms after the leader's page was free again (blocked ${(unblocked - began).toFixed(0)} ms)`,
   );
   await Promise.all([a.close(), b.close()]);
 });
