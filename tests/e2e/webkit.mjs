@@ -133,7 +133,9 @@ class Session {
 // Content-Security-Policy cannot stop it. The script returns at once, and
 // the slot is polled: WebDriver runs one command at a time per session, so
 // waiting in /execute/async would hold every other window's commands (two
-// tabs that wait for each other would never finish).
+// tabs that wait for each other would never finish). The polls come at 1,
+// 2, 4, … ms, then every 100 ms: each costs the driver, the browser and
+// the page some CPU, which a long call would otherwise spend on polls.
 const UNDEFINED = '\u0000resq:undefined';
 const startScript = (src) => `const [arg, id] = arguments;
 const json = (reply) => JSON.stringify(reply, (k, v) => (v === undefined ? ${JSON.stringify(UNDEFINED)} : v));
@@ -189,7 +191,7 @@ export class WebKitPage {
     const id = ++evaluations;
     await this.command('POST', '/execute/sync', { script: startScript(fn.toString()), args: [arg ?? null, id] });
     let text = null;
-    for (let wait = 1; text === null; wait = Math.min(wait * 2, 20)) {
+    for (let wait = 1; text === null; wait = Math.min(wait * 2, 100)) {
       await new Promise((r) => setTimeout(r, wait));
       text = await this.command('POST', '/execute/sync', { script: pollScript, args: [id] });
     }
