@@ -18,9 +18,10 @@
 // lines give each pass's counts, time and slowest files. A file may take
 // at most 10 minutes: a hang fails that file, with the last test it
 // reported, and the rest go on. Exits 1 if any test failed.
+// RESQ_E2E_RECORD=<file> writes each file's pass, time and CPU as JSON.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -54,12 +55,40 @@ function rank(j) {
   return j.slow >= 0 ? j.slow : SLOW.length;
 }
 
-/** This process's children's CPU seconds (user + system) so far: theirs and their reaped descendants'. */
-function childCpu() {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // cutime and cstime are fields 16 and 17 of stat, 14 and 15 after the command.
-  return (Number(fields[13]) + Number(fields[14])) / 100;
+/**
+ * The CPU each running file's processes use, sampled from /proc once a
+ * second: a process counts for the file whose `node --test` it descends
+ * from (a browser starts its own process group, so groups would miss it).
+ * Each process's last reading counts, so a process's last second before
+ * it ends is missed: a floor, not an exact count.
+ */
+const ticks = new Map(); // pid → [job, utime + stime in ticks]
+function sampleCpu() {
+  const parent = new Map();
+  const used = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parent.set(Number(entry), Number(f[1]));
+      used.set(Number(entry), Number(f[11]) + Number(f[12]));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  const roots = new Map(running.map((j) => [j.pid, j]));
+  for (const [pid, t] of used) {
+    let p = pid;
+    for (let depth = 0; p > 1 && !roots.has(p) && depth < 64; depth++) p = parent.get(p);
+    const j = roots.get(p);
+    if (j) ticks.set(pid, [j, t]);
+  }
+}
+function cpuOf(j) {
+  let t = 0;
+  for (const [job, n] of ticks.values()) if (job === j) t += n;
+  return t / 100;
 }
 
 // One Firefox profile started once, copied into each file's (harness.mjs, fromTemplate).
@@ -72,10 +101,9 @@ if (queue.some((j) => j.pass.startsWith('firefox'))) {
 
 const terminal = process.stdout.isTTY;
 const began = Date.now();
-// Children's CPU as last read: a file's is what was added when it was reaped.
-let cpuSeen = childCpu();
-const done = [];
 let running = [];
+setInterval(sampleCpu, 1000).unref();
+const done = [];
 
 /** Runs job `j`: its file in a process group of its own, so a hang's whole tree can go. */
 function run(j) {
@@ -96,6 +124,7 @@ function run(j) {
       ],
       { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
     );
+    j.pid = child.pid;
     let shown = '';
     let tap = '';
     child.stdout.on('data', (c) => (shown += c));
@@ -148,9 +177,7 @@ function next() {
     const [j] = queue.splice(at, 1);
     running.push(j);
     run(j).then(({ shown }) => {
-      const cpu = childCpu();
-      j.cpu = cpu - cpuSeen;
-      cpuSeen = cpu;
+      j.cpu = cpuOf(j);
       running = running.filter((r) => r !== j);
       done.push(j);
       process.stdout.write(shown);
@@ -183,12 +210,18 @@ for (const pass of passes) {
   failed ||= files > 0 || n.fail > 0;
   const span = (Math.max(...mine.map((j) => j.began + j.seconds * 1000)) - Math.min(...mine.map((j) => j.began))) / 1000;
   const busy = mine.reduce((s, j) => s + j.seconds, 0);
+  const cpu = mine.reduce((s, j) => s + j.cpu, 0);
   console.log(
-    `${pass}: ${n.pass} passed, ${n.fail} failed, ${n.skipped} skipped; ${mine.length} files, ${minutes(busy)} of file time, from first start to last end ${minutes(span)}`,
+    `${pass}: ${n.pass} passed, ${n.fail} failed, ${n.skipped} skipped; ${mine.length} files, ${minutes(busy)} of file time and ${minutes(cpu)} of CPU, from first start to last end ${minutes(span)}`,
   );
   for (const j of [...mine].sort((a, b) => b.seconds - a.seconds).slice(0, 5))
     console.log(`  ${String(Math.round(j.seconds)).padStart(4)} s  ${j.name} (CPU ${Math.round(j.cpu)} s)`);
 }
+if (process.env.RESQ_E2E_RECORD)
+  writeFileSync(
+    process.env.RESQ_E2E_RECORD,
+    JSON.stringify(done.map(({ pass, name, seconds, cpu, failed }) => ({ pass, name, seconds, cpu, failed }))),
+  );
 const failures = done.filter((j) => j.failed);
 if (failures.length > 0) {
   console.log('== e2e, what failed');
