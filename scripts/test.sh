@@ -48,8 +48,14 @@ bash scripts/setup.sh
 phase "lint: rustfmt, clippy (native, wasm, wasm with ciphers), Biome"
 cargo fmt --check
 cargo clippy --all-targets -- -D warnings
-cargo clippy --target wasm32-unknown-unknown --all-targets -- -D warnings
-CARGO_TARGET_DIR=target/cipher cargo clippy --target wasm32-unknown-unknown --all-targets --features cipher -- -D warnings
+# The two wasm builds' checks side by side (their target folders differ):
+# each compiles SQLite's C in its build script, one compiler on one core.
+cargo clippy --target wasm32-unknown-unknown --all-targets -- -D warnings &
+plain=$!
+CARGO_TARGET_DIR=target/cipher cargo clippy --target wasm32-unknown-unknown --all-targets --features cipher -- -D warnings &
+cipher=$!
+wait "$plain"
+wait "$cipher"
 npx biome ci --colors=off .
 
 phase "unit: the page's and the worker's own logic under node --test (no browser)"
@@ -59,6 +65,12 @@ phase "build: the package (scripts/build.sh)"
 bash scripts/build.sh
 
 phase "1/3 native: cargo test (codec core)"
+# The native SQLite3MC that the power-loss checks open encrypted images
+# with (tests/powerloss/sqlite3mc.sh), built once before the e2e layer
+# rather than by the first test file that needs it; beside the Rust and
+# wasm tests, which leave a core idle while they run.
+bash tests/powerloss/sqlite3mc.sh >/dev/null &
+sqlite3mc=$!
 cargo test
 
 phase "2/3 wasm: engine in Node"
@@ -71,10 +83,7 @@ phase "2/3 wasm: the engine with ciphers in a dedicated worker in headless Chrom
 CHROMEDRIVER=/usr/bin/chromedriver CARGO_TARGET_DIR=target/cipher cargo test --target wasm32-unknown-unknown --features cipher --test browser
 
 phase "e2e, before: the package packed once; the power-loss checker's SQLite3MC"
-# The native SQLite3MC that the power-loss checks open encrypted images
-# with (tests/powerloss/sqlite3mc.sh), built once before the e2e layer
-# rather than by the first test file that needs it, beside the others.
-bash tests/powerloss/sqlite3mc.sh >/dev/null
+wait "$sqlite3mc"
 
 # The package packed and installed once for the whole e2e layer: each test
 # file's app is a copy (tests/e2e/harness.mjs, installPackedApp).
