@@ -13,7 +13,7 @@ the checks of images.py: integrity_check ok, every transaction acknowledged
 before the cut there with each row's SHA-256 right, every transaction that
 is there whole.
 
-    python3 idb_images.py LOG.json --db NAME [--key KEY] [--split]
+    python3 idb_images.py LOG.json --db NAME [--key KEY] [--split] [--until-failure]
 
 The files are read as src/codec/blocks.rs lays them out: `files` [name,
 path] → { size, block }, `chunks` [name, path, n] → two little-endian u32
@@ -26,7 +26,9 @@ groups of (block - 32) // 24 frames, each a block of their 24-byte headers
 
 `--split` also cuts inside each transaction, after each of its puts and
 deletes: the stores as they would be had a commit been split over several
-transactions. The check must then find failures.
+transactions. The check must then find failures. `--until-failure` stops
+at the first image that fails (to show that the check bites, one is
+enough).
 Prints one JSON object: images, failures (and by kind), first failures,
 transactions.
 """
@@ -133,6 +135,7 @@ def main():
     p.add_argument('--db', required=True)
     p.add_argument('--key')
     p.add_argument('--split', action='store_true')
+    p.add_argument('--until-failure', action='store_true')
     a = p.parse_args()
     with open(a.log) as f:
         rec = json.load(f)
@@ -143,15 +146,21 @@ def main():
     transactions = 0
     failures = []
 
+    class Found(Exception):
+        pass
+
     def cut(where):
         nonlocal images
+        if a.until_failure and failures:
+            raise Found
         images += 1
         image = files_of(stores, a.db)
         why = image if isinstance(image, str) else check(image, os.path.basename(a.db), txs, acked, workdir, a.key)
         if why:
             failures.append({'image': images - 1, 'cut': where, 'why': why})
 
-    with tempfile.TemporaryDirectory() as workdir:
+    def walk():
+        nonlocal acked, transactions
         cut('before the first transaction')
         for e in rec['log']:
             if e[0] == 'm':
@@ -166,6 +175,12 @@ def main():
                 if a.split and i < len(ops) - 1:
                     cut(f'transaction {transactions}, after {i + 1} of its {len(ops)} operations')
             cut(f'after transaction {transactions}')
+
+    with tempfile.TemporaryDirectory() as workdir:
+        try:
+            walk()
+        except Found:
+            pass
     kinds = {}
     for f in failures:
         kind = KINDS.get(next((k for k in KINDS if k in f['why']), None), 'other')

@@ -17,7 +17,7 @@ C library; a hot journal is rolled back on open) and checked: integrity_check
 is ok, every transaction acknowledged before the cut is there with each
 row's SHA-256 right, and every transaction that is there is whole.
 
-    python3 images.py LOG.json --images 500 --seed 1 [--ignore-flushes]
+    python3 images.py LOG.json --images 500 --seed 1 [--ignore-flushes] [--until-failure]
 
 LOG.json: {"log": [...], "txs": {"<n>": rows}} with write bytes in base64.
 `--key KEY` checks an encrypted database's images (SQLite3 Multiple
@@ -29,8 +29,10 @@ created had happened (a storage layer that stops flushing): the check must
 then find lost transactions. `--ignore-flushes-of wal` ignores only the
 `-wal` file's flushes after the schema (a commit's flush removed), and
 `--ignore-flushes-of db` only the database file's (under WAL, the
-checkpoint's flush removed).
-Prints one JSON object: images, failures, first failures, flushes per commit.
+checkpoint's flush removed). `--until-failure` stops at the first image
+that fails (to show that a check bites, one is enough).
+Prints one JSON object: images (checked), failures, first failures, flushes
+per commit.
 """
 
 import argparse
@@ -146,6 +148,7 @@ def main():
     p.add_argument('--ignore-flushes', action='store_true')
     p.add_argument('--ignore-flushes-of', choices=['wal', 'db'])
     p.add_argument('--key')
+    p.add_argument('--until-failure', action='store_true')
     a = p.parse_args()
     if a.key is not None:
         try:
@@ -168,8 +171,12 @@ def main():
     elif a.ignore_flushes:
         ignored = {e[1] for e in log if e[0] == 'f'}
     failures = []
+    images = 0
     with tempfile.TemporaryDirectory() as workdir:
         for n in range(a.images):
+            if a.until_failure and failures:
+                break
+            images += 1
             cut = rng.randrange(1, len(log) + 1)
             acked = max([m for i, m in marks if i < cut], default=-1)
             why = check(slots(build(log, cut, rng, ignore_after, ignored)), a.db, txs, acked, workdir, a.key)
@@ -178,7 +185,7 @@ def main():
     # Flushes per commit: between consecutive marks (one commit each).
     per = [sum(1 for e in log[i + 1 : j] if e[0] == 'f') for (i, _), (j, _) in zip(marks, marks[1:])]
     print(json.dumps({
-        'images': a.images,
+        'images': images,
         'entries': len(log),
         'failures': len(failures),
         'first': failures[:5],
