@@ -16,6 +16,19 @@ import { inPage, keepWorkers } from './util.mjs';
 
 export const TRIALS = Number(process.env.RESQ_KILL_TRIALS ?? 12);
 
+/**
+ * `p`, or a rejection naming what it waited for once `seconds` pass: a
+ * browser that stops opening tabs or answering fails the trial with its
+ * step, not the file with its time limit.
+ */
+function within(seconds, what, p) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error(`${what}: nothing after ${seconds} s`), { late: true })), seconds * 1000);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
 /** Starts the workload in `page`; acknowledged rows are reported to `acked`. */
 async function workload(page, name, seed, killAfter, crash, options) {
   return inPage(
@@ -152,7 +165,7 @@ export async function killTrials(h, t, options, name) {
   const totals = { trials: 0, crashes: 0, lost: 0, mismatches: 0, integrity: 0, leftover: 0, rows: 0, reads: 0 };
   const wrongReads = [];
   const fresh = async () => {
-    const page = await h.newPage();
+    const page = await within(60, 'a new tab', h.newPage());
     await keepWorkers(page);
     await page.exposeFunction('resqAck', (id, sum) => {
       acked.set(id, sum);
@@ -229,19 +242,20 @@ export async function killTrials(h, t, options, name) {
   for (let trial = 0; trial < TRIALS; trial++) {
     const crash = trial % 4 === 3;
     const killAfter = 30 + ((trial * 7919) % 400);
-    await workload(page, name, trial + 1, killAfter, crash, options).catch((e) => {
-      if (!crash) throw e;
+    await within(120, `trial ${trial}'s workload`, workload(page, name, trial + 1, killAfter, crash, options)).catch((e) => {
+      // A crash rejects the page's call; nothing else may.
+      if (!crash || e.late) throw e;
     });
     totals.trials += 1;
     totals.crashes += crash ? 1 : 0;
     // A page whose worker was stopped carries on, as a tab does: it checks
     // this trial and runs the next one. A crashed page is replaced.
     if (crash) {
-      await page.close().catch(() => {});
+      await within(60, `closing trial ${trial}'s crashed tab`, page.close()).catch(() => {});
       page = await fresh();
     }
     const t0 = Date.now();
-    reopenMs[crash ? 'crash' : 'terminate'].push(await check(page, trial));
+    reopenMs[crash ? 'crash' : 'terminate'].push(await within(120, `trial ${trial}'s check`, check(page, trial)));
     if (process.env.KTRACE) console.error(`trial ${trial} crash=${crash} check ${Date.now() - t0} ms`);
   }
   await page.close();
