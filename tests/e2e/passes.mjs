@@ -108,9 +108,6 @@ export const SLOW = [
   'idb.test.mjs',
 ];
 
-/** Files that run.mjs runs with no other file beside them, and why. */
-export const ALONE = new Map([]);
-
 /** Test files each pass leaves out, and why; a pass not named runs them all. */
 export const LEFT_OUT = { node: NOT_IN_NODE, 'chromium-idb': NOT_FORCED, 'firefox-idb': NOT_FORCED };
 

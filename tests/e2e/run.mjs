@@ -10,8 +10,7 @@
 // onto IndexedDB (chromium-idb, firefox-idb); passes.mjs says which files
 // each runs. `--only` keeps the files whose names contain one of the words.
 // `--jobs` (RESQ_E2E_JOBS) is how many files run at once; passes.mjs names
-// the files that run with no other (ALONE), and the slow ones, started first
-// (SLOW).
+// the slow ones, started first (SLOW).
 //
 // As each file ends, its report is printed whole (spec on a terminal, TAP
 // otherwise), with its time and the CPU its processes used; the closing
@@ -26,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { firefoxTemplate } from './harness.mjs';
-import { ALONE, SLOW, filesOf } from './passes.mjs';
+import { SLOW, filesOf } from './passes.mjs';
 
 const LIMIT_MS = 10 * 60_000;
 const KILL_AFTER_MS = 30_000;
@@ -41,7 +40,7 @@ const only = values.only?.split(',').filter(Boolean);
 
 /** One test file in one pass, and what became of it. */
 function job(pass, file) {
-  return { pass, file, name: basename(file), alone: ALONE.has(basename(file)), slow: SLOW.indexOf(basename(file)) };
+  return { pass, file, name: basename(file), slow: SLOW.indexOf(basename(file)) };
 }
 
 // Slow files first, the slowest at the head (SLOW's order), then the rest;
@@ -168,13 +167,10 @@ function counts(tap) {
   return { pass: n.pass, fail: n.fail + n.cancelled, skipped: n.skipped };
 }
 
-/** Starts jobs while there is room: an ALONE file only on an idle machine, and nothing beside it. */
+/** Starts jobs while there is room. */
 function next() {
-  while (queue.length > 0) {
-    if (running.some((j) => j.alone)) return;
-    const at = queue.findIndex((j) => (j.alone ? running.length === 0 : running.length < jobs));
-    if (at < 0) return;
-    const [j] = queue.splice(at, 1);
+  while (queue.length > 0 && running.length < jobs) {
+    const j = queue.shift();
     running.push(j);
     run(j).then(({ shown }) => {
       j.cpu = cpuOf(j);
