@@ -84,10 +84,9 @@ function section(name, tap, when, minutes) {
     Object.entries(SUITES[name].env)
       .map(([k, v]) => `${k}=${v}`)
       .join(' ') || 'as in npm test';
-  const only = SUITES[name].pattern ? ` · tests named "${SUITES[name].pattern}"` : '';
   const passed = results.filter((l) => l.startsWith('✔')).length;
   const tally = `${results.length} tests: ${passed} passed, ${results.length - passed} failed`;
-  return `## ${name}\n\n${when} · ${minutes} · ${env}${only} · ${tally}\n\n${results.map((l) => `- ${l}`).join('\n')}\n\n${figures.map((l) => `    ${l}`).join('\n')}\n`;
+  return `## ${name}\n\n${when} · ${minutes} · ${env} · ${tally}\n\n${results.map((l) => `- ${l}`).join('\n')}\n\n${figures.map((l) => `    ${l}`).join('\n')}\n`;
 }
 
 function writeLatest() {
@@ -115,13 +114,12 @@ if (process.argv[2] === '--render') {
 const chosen = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(SUITES);
 let failed = false;
 for (const name of chosen) {
-  const { file, cargo, env, pattern } = SUITES[name];
+  const { file, cargo, env } = SUITES[name];
   const t0 = Date.now();
   console.log(`== ${name}: ${file ? [file].flat().join(' ') : `cargo ${cargo.join(' ')}`} ${JSON.stringify(env)}`);
-  const only = pattern ? [`--test-name-pattern=${pattern}`] : [];
   const [command, args] = cargo
     ? ['cargo', cargo]
-    : [process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=tap', ...only, ...[file].flat()]];
+    : [process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=tap', ...[file].flat()]];
   const r = spawnSync(command, args, {
     cwd: root,
     env: { ...process.env, ...env },
