@@ -1,6 +1,7 @@
 // The browsers' processes, read from Linux's /proc: a browser's process
-// tree (to kill it whole) and its resident memory (to bound it).
-import { readdirSync, readFileSync } from 'node:fs';
+// tree (to kill it whole), its resident memory (to bound it) and the ports
+// it listens on (to know a server is its own).
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 /** The pids of `pid` and all its descendants, read from /proc. */
 export function processTree(pid) {
@@ -33,4 +34,39 @@ export function residentBytes(pids) {
     }
   }
   return kb * 1024;
+}
+
+/**
+ * The TCP ports `pid` listens on: its sockets (the links in
+ * /proc/<pid>/fd) that /proc/<pid>/net/tcp and tcp6 list as listening.
+ */
+export function listeningPorts(pid) {
+  const inodes = new Set();
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        const socket = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (socket) inodes.add(socket[1]);
+      } catch {
+        // The descriptor closed while we looked.
+      }
+    }
+  } catch {
+    return [];
+  }
+  const ports = new Set();
+  for (const table of ['tcp', 'tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      // sl local_address rem_address st … inode: state 0A is LISTEN.
+      const f = line.trim().split(/\s+/);
+      if (f[3] === '0A' && inodes.has(f[9])) ports.add(Number.parseInt(f[1].split(':')[1], 16));
+    }
+  }
+  return [...ports];
 }

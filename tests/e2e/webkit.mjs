@@ -1,8 +1,9 @@
 // The e2e layer's third engine: WebKitGTK (the WebKit and JavaScriptCore of
-// Safari), Debian's MiniBrowser driven by WebKitWebDriver over W3C WebDriver,
-// on a virtual display of its own (Xvfb). `launchWebKit()` gives the same
-// { context, newPage, kill, close } as the other engines in harness.mjs, and
-// `WebKitPage` the few Playwright page calls the tests use.
+// Safari) in a small browser of ours (webkit-browser.py), driven by
+// WebKitWebDriver over W3C WebDriver, on a virtual display of its own
+// (Xvfb). `launchWebKit()` gives the same { context, newPage, kill, close }
+// as the other engines in harness.mjs, and `WebKitPage` the few Playwright
+// page calls the tests use.
 //
 // WebDriver runs one command at a time per session, and acts on the current
 // window: each page is a window of the one session, and a page's command
@@ -11,9 +12,10 @@
 // two tabs do.
 
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { processTree, residentBytes } from './processes.mjs';
+import { listeningPorts, processTree, residentBytes } from './processes.mjs';
 
 // The browser the driver starts: WebKitGTK with a persistent profile
 // (webkit-browser.py; MiniBrowser's automation sessions are private).
@@ -21,18 +23,6 @@ const BROWSER = fileURLToPath(new URL('./webkit-browser.py', import.meta.url));
 // The web platform features the package uses that WebKitGTK has but does
 // not turn on by itself (navigator.storage, OPFS, its access handles).
 const FEATURES = '--features=+StorageAPI,+StorageAPIEstimate,+FileSystem,+AccessHandle,+FileSystemWritableStream';
-
-/** A TCP port no one listens on now. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts Xvfb on a display it picks (-displayfd); resolves with { display, process }. */
 function startXvfb() {
@@ -54,18 +44,79 @@ function startXvfb() {
   });
 }
 
-/** Waits until the driver at `base` answers /status. */
-async function ready(base, driver) {
-  for (let i = 0; i < 200; i++) {
-    if (driver.exitCode !== null) throw new Error(`WebKitWebDriver exited (${driver.exitCode})`);
-    try {
-      if ((await fetch(`${base}/status`)).ok) return;
-    } catch {
-      // Not listening yet.
+/**
+ * Polls `found()` every 50 ms until it gives a value, and resolves with it;
+ * rejects if `child` exits first, or after `seconds`.
+ */
+async function until(found, child, what, log, seconds = 30) {
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    const value = found();
+    if (value) return value;
+    const tail = () => readFileSync(log, 'utf8').trim().split('\n').slice(-5).join('\n');
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`${what}: ${basename(child.spawnfile)} exited (${child.exitCode ?? child.signalCode}) first:\n${tail()}`);
     }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${seconds} s:\n${tail()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error('WebKitWebDriver did not start in 10 s');
+}
+
+/**
+ * A port for the browser's inspector server (what the driver connects to),
+ * outside the kernel's ephemeral range. A port in that range, picked and
+ * freed before the browser binds it (as WebKitWebDriver picks one when it
+ * starts the browser itself), can meanwhile go to any bind(0) on the machine
+ * (another file's server): the browser then has no inspector server, and the
+ * driver waits for it for ever. Out here only another launch can pick the
+ * same port, and startBrowser() sees that the port is not its browser's.
+ */
+function inspectorPort() {
+  const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+  const [from, to] = low - 1025 >= 65535 - high ? [1025, low - 1] : [high + 1, 65535];
+  return from + Math.floor(Math.random() * (to - from + 1));
+}
+
+/**
+ * Starts the browser (a process group of its own, with its web processes)
+ * with its inspector server on a port it owns; resolves with { browser, port }.
+ */
+async function startBrowser(profile, display) {
+  const log = join(profile, 'browser.log');
+  for (let attempt = 1; ; attempt++) {
+    const port = inspectorPort();
+    const out = openSync(log, 'w');
+    const browser = spawn(BROWSER, ['--automation', `--data-dir=${profile}`, FEATURES], {
+      stdio: ['ignore', out, out],
+      env: { ...process.env, DISPLAY: display, WEBKIT_INSPECTOR_SERVER: `127.0.0.1:${port}` },
+      detached: true,
+    });
+    closeSync(out);
+    browser.unref();
+    const taken = () => readFileSync(log, 'utf8').includes('Failed to start remote inspector server');
+    const state = await until(
+      () => (listeningPorts(browser.pid).includes(port) ? 'listening' : taken() ? 'taken' : null),
+      browser,
+      `WebKit's inspector server on port ${port}`,
+      log,
+    ).catch((e) => {
+      killGroup(browser);
+      throw e;
+    });
+    if (state === 'listening') return { browser, port };
+    // Another launch, or another program, has this port: this browser is of no use.
+    killGroup(browser);
+    if (attempt === 5) throw new Error(`WebKit's inspector server found ${attempt} ports taken in a row`);
+  }
+}
+
+/** SIGKILLs the process group `child` leads. */
+function killGroup(child) {
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
 }
 
 /** A session of WebKitWebDriver: `command(method, path, body)` → its value, or throws its error. */
@@ -232,48 +283,46 @@ export class WebKitPage {
 }
 
 /**
- * Starts MiniBrowser (a private profile: WebKit automation sessions are
- * ephemeral) under its own Xvfb and WebKitWebDriver. Returns
+ * Starts the WebKitGTK browser (webkit-browser.py: a persistent profile)
+ * under its own Xvfb, and a WebKitWebDriver connected to it. Returns
  * { context, newPage, kill, close } as launch() in harness.mjs does.
  */
 export async function launchWebKit(profile) {
   const xvfb = await startXvfb();
-  const port = await freePort();
-  const driver = spawn('WebKitWebDriver', [`--port=${port}`], {
-    stdio: 'ignore',
-    env: { ...process.env, DISPLAY: xvfb.display },
-    detached: true,
-  });
-  // The driver leads a process group of its own, with MiniBrowser and its
-  // web processes: one signal ends them all. A test that fails before its
-  // close() leaves them to this process's exit, which they must not outlive
-  // or hold up.
-  driver.unref();
-  const base = `http://127.0.0.1:${port}`;
+  const children = [];
+  // The browser and the driver each lead a process group: one signal ends
+  // each, web processes included. A test that fails before its close()
+  // leaves them to this process's exit, which they must not outlive or
+  // hold up.
   const stop = () => {
-    try {
-      process.kill(-driver.pid, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
+    for (const child of children) killGroup(child);
     xvfb.process.kill('SIGKILL');
     process.off('exit', stop);
   };
   process.on('exit', stop);
   try {
-    await ready(base, driver);
+    const { browser, port: inspector } = await startBrowser(profile, xvfb.display);
+    children.push(browser);
+    // The driver picks its own port (0): one it holds from the start.
+    const log = join(profile, 'driver.log');
+    const out = openSync(log, 'w');
+    const driver = spawn('WebKitWebDriver', ['--port=0', `--target=127.0.0.1:${inspector}`], {
+      stdio: ['ignore', out, out],
+      detached: true,
+    });
+    closeSync(out);
+    driver.unref();
+    children.push(driver);
+    const port = await until(() => listeningPorts(driver.pid)[0], driver, 'WebKitWebDriver listening', log);
+    const base = `http://127.0.0.1:${port}`;
     const response = await fetch(`${base}/session`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        capabilities: {
-          alwaysMatch: {
-            'webkitgtk:browserOptions': { binary: BROWSER, args: ['--automation', `--data-dir=${profile}`, FEATURES] },
-            // Playwright has no time limit on evaluate(); a test's own timeout applies instead.
-            timeouts: { script: null },
-          },
-        },
-      }),
+      // Playwright has no time limit on evaluate(); a test's own timeout applies instead.
+      body: JSON.stringify({ capabilities: { alwaysMatch: { timeouts: { script: null } } } }),
+      signal: AbortSignal.timeout(60_000),
+    }).catch((e) => {
+      throw new Error(`WebKitWebDriver gave no session: ${e.message}\n${readFileSync(log, 'utf8').trim()}`);
     });
     const { value } = await response.json();
     if (!response.ok) throw new Error(`WebKitWebDriver refused a session: ${value?.message}`);
@@ -284,7 +333,7 @@ export async function launchWebKit(profile) {
       await session.raw('DELETE', '').catch(() => {});
       stop();
     };
-    const resident = () => residentBytes(processTree(driver.pid));
+    const resident = () => residentBytes([...processTree(browser.pid), ...processTree(driver.pid)]);
     return { context: { newPage, close }, newPage, resident, kill: stop, close };
   } catch (e) {
     stop();
