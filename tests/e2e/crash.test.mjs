@@ -10,13 +10,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '../../scripts/serve.mjs';
-import { installPackedApp, launch as launchBrowser } from './harness.mjs';
+import { installPackedApp, installProbe, launch as launchBrowser } from './harness.mjs';
 import { inPage } from './util.mjs';
 
 // Every test here needs OPFS (see engines.mjs).
 const test = opfsTests();
 
 const { app } = installPackedApp();
+// The probe worker (the package's worker, plus hooks): a kill lands at a
+// chosen write of its (`freezeAfter`), not after a time.
+installProbe(app, {});
 const server = await serve(app);
 const profile = mkdtempSync(join(tmpdir(), 'resq-crash-'));
 after(() => {
@@ -71,12 +74,28 @@ const stageFiles = async (name) => {
   return files;
 };
 
+/**
+ * Resolves once the probe worker of database `name` stands still at the
+ * write its `freezeAfter` chose (tests/e2e/probe-worker.js): run in the page.
+ */
+const frozen = (name) =>
+  new Promise((resolve) => {
+    const channel = new BroadcastChannel('resq-wasm-probe');
+    channel.onmessage = ({ data }) => {
+      if (data.frozen !== name) return;
+      channel.close();
+      resolve();
+    };
+  });
+
 // The build's page cache holds 16 MiB (SQLITE_DEFAULT_CACHE_SIZE=-16384, 8 KiB
 // pages). An open transaction smaller than that lives in memory and a crash
 // loses it whatever the journal does; 40 MB must spill into the database file,
 // so only the rollback journal can take it out again after the kill.
 const CACHE = 16 << 20;
 const OPEN_MB = 40;
+// The database importDatabase copies over another: more than the page cache.
+const IMPORT_MB = 40;
 
 test('committed rows survive a SIGKILL of the browser; an open transaction that spilled past the page cache into the file does not', async (t) => {
   const first = await launch();
@@ -150,14 +169,14 @@ test('committed rows survive a SIGKILL of the browser; an open transaction that 
   });
 });
 
-test('a SIGKILL while a large Blob streams into its row and a staged blob has spilled: the row is whole or absent, and the next open() of another database removes the temp file', async (t) => {
+test('a SIGKILL while a large Blob streams into its row and a staged blob has spilled: the row is absent, the one before it whole, and the next open() of another database removes the temp file', async (t) => {
   const MB = 1 << 20;
   const first = await launch();
   const before = await inPage(
     first.page,
-    async ({ open }, [MB, stageSrc, poolSrc, CACHE]) => {
+    async ({ open, probe }, [MB, stageSrc, frozenSrc, CACHE]) => {
       const stageFiles = (0, eval)(`(${stageSrc})`);
-      const poolBytes = (0, eval)(`(${poolSrc})`);
+      const frozen = (0, eval)(`(${frozenSrc})`);
       const db = await open('crash-media.db');
       await db.execute('CREATE TABLE media(id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
       const part = (seed) => Uint8Array.from({ length: MB }, (_, j) => (j * 7 + seed * 13) & 255);
@@ -167,28 +186,26 @@ test('a SIGKILL while a large Blob streams into its row and a staged blob has sp
       const files = await stageFiles('crash-media.db');
       // 128 MB streamed in 1 MB steps into the zeroblob its INSERT made.
       const big = new Blob(Array.from({ length: 128 }, (_, i) => part(i)));
-      const base = await poolBytes('crash-media.db');
+      // The zeroblob is in once all of it that the page cache cannot hold
+      // has reached the file; the Blob's bytes are written into it after.
+      // The worker stands still at its write 8 MB into those, well before
+      // the commit, and the kill lands there.
+      await probe('crash-media.db', 'freezeAfter', 128 * MB - CACHE + 8 * MB);
+      const stopped = frozen('crash-media.db');
       let settled = null;
-      db.execute("INSERT INTO media(name, data) VALUES ('in flight', ?)", [big]).then(
+      const inserting = db.execute("INSERT INTO media(name, data) VALUES ('in flight', ?)", [big]).then(
         () => (settled = 'committed'),
         (e) => (settled = e.code),
       );
-      // The zeroblob is in once all of it that the page cache cannot hold
-      // has reached the file; the Blob's bytes are written into it after.
-      // The kill lands a little into that, well before the commit.
-      const start = performance.now();
-      while (settled === null && (await poolBytes('crash-media.db')) - base < 128 * MB - CACHE) await new Promise((r) => setTimeout(r, 20));
-      await new Promise((r) => setTimeout(r, 100));
-      return { files, settled, ms: Math.round(performance.now() - start) };
+      await Promise.race([stopped, inserting]);
+      return { files, settled };
     },
-    [MB, stageFiles.toString(), poolBytes.toString(), CACHE],
+    [MB, stageFiles.toString(), frozen.toString(), CACHE],
   );
   first.kill();
   await first.close().catch(() => {});
-  t.diagnostic(`killed ${before.ms} ms into the 128 MB INSERT`);
-  // The INSERT was still running at the kill (unless it committed in the
-  // few milliseconds before pkill), and the worker's temp space held the
-  // spilled staged blob.
+  // The INSERT was still running at the kill, and the worker's temp space
+  // held the spilled staged blob.
   assert.equal(before.settled, null, 'the 128 MB INSERT had ended before the kill');
   assert.deepEqual(before.files, [['1.bin', 6 * MB]]);
 
@@ -211,29 +228,15 @@ test('a SIGKILL while a large Blob streams into its row and a staged blob has sp
       const rows = await db.query('SELECT id, name, length(data) AS n FROM media ORDER BY id');
       const [{ ok }] = await db.query('SELECT integrity_check AS ok FROM pragma_integrity_check');
       const committed = (await hex(await db.readBlob('media', 'data', rows[0].id))) === (await hex(part(1)));
-      let inFlight = null;
-      if (rows[1])
-        inFlight =
-          (await hex(await (await db.blobFile('media', 'data', rows[1].id)).arrayBuffer())) ===
-          (await hex(await new Blob(Array.from({ length: 128 }, (_, i) => part(i))).arrayBuffer()));
       await db.close();
-      return { rows: rows.map((r) => [r.name, r.n]), ok, committed, inFlight, leftAfterRestart, leftAfterOpen };
+      return { rows: rows.map((r) => [r.name, r.n]), ok, committed, leftAfterRestart, leftAfterOpen };
     },
     [MB, stageFiles.toString()],
   );
   await second.close();
-  t.diagnostic(
-    after.rows.length === 2 ? 'the 128 MB insert had committed before the kill' : 'the kill landed before the 128 MB insert committed',
-  );
   assert.equal(after.ok, 'ok');
   assert.equal(after.committed, true);
-  assert.deepEqual(after.rows[0], ['committed', MB]);
-  if (after.rows.length === 2) {
-    assert.deepEqual(after.rows[1], ['in flight', 128 * MB]);
-    assert.equal(after.inFlight, true);
-  } else {
-    assert.equal(after.rows.length, 1);
-  }
+  assert.deepEqual(after.rows, [['committed', MB]]);
   assert.deepEqual(after.leftAfterRestart, [['1.bin', 6 * MB]]);
   assert.equal(after.leftAfterOpen, null);
 });
@@ -243,18 +246,17 @@ test("a SIGKILL while importDatabase copies a file over a database: after the re
   const first = await launch();
   const before = await inPage(
     first.page,
-    async ({ open, importDatabase }, [MB, stageSrc, poolSrc, CACHE]) => {
+    async ({ open, importDatabase, probe }, [MB, stageSrc, poolSrc, frozenSrc, IMPORT_MB]) => {
       const stageFiles = (0, eval)(`(${stageSrc})`);
       const poolBytes = (0, eval)(`(${poolSrc})`);
-      // The new database: 160 MB, more than the page cache holds, so the
-      // copy spills into the file; and long enough to copy that the kill,
-      // sent from outside the page once 24 MB are written, lands before
-      // its end on a busy machine too.
+      const frozen = (0, eval)(`(${frozenSrc})`);
+      // The new database: more than the page cache holds, so the copy
+      // spills into the file before its commit.
       const src = await open('crash-restore-src.db');
       await src.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB); CREATE TABLE which(v); INSERT INTO which VALUES ('new')");
       await src.executeBatch(
         'INSERT INTO t(data) VALUES (?)',
-        Array.from({ length: 160 }, () => [new Uint8Array(MB).fill(0x22)]),
+        Array.from({ length: IMPORT_MB }, () => [new Uint8Array(MB).fill(0x22)]),
       );
       const file = await new Response(src.export()).blob();
       await src.close();
@@ -265,25 +267,28 @@ test("a SIGKILL while importDatabase copies a file over a database: after the re
       const [{ page_count: pages }] = await db.query('PRAGMA page_count');
       await db.execute('PRAGMA wal_checkpoint(TRUNCATE)');
       const base = await poolBytes('crash-restore.db');
+      // Staged (the file's bytes), its journal (at most the old database's
+      // pages), then the copy: the worker stands still at its write 20 MB
+      // into the copy, and the kill lands there.
+      await probe('crash-restore.db', 'freezeAfter', file.size + base + 20 * MB);
+      const stopped = frozen('crash-restore.db');
       let settled = null;
-      importDatabase(db, file).then(
+      const importing = importDatabase(db, file).then(
         () => (settled = 'imported'),
         (e) => (settled = e.code),
       );
-      // Staged, checked, then copied: the kill lands once the copy has
-      // written past what the page cache could hold back.
-      const start = performance.now();
-      while (settled === null && (await poolBytes('crash-restore.db')) - base < 40 * MB - CACHE)
-        await new Promise((r) => setTimeout(r, 20));
-      return { pages, base, settled, files: await stageFiles('crash-restore.db'), ms: Math.round(performance.now() - start) };
+      await Promise.race([stopped, importing]);
+      return { pages, base, settled, files: await stageFiles('crash-restore.db'), grown: (await poolBytes('crash-restore.db')) - base };
     },
-    [MB, stageFiles.toString(), poolBytes.toString(), CACHE],
+    [MB, stageFiles.toString(), poolBytes.toString(), frozen.toString(), IMPORT_MB],
   );
   first.kill();
   await first.close().catch(() => {});
-  t.diagnostic(`killed ${before.ms} ms into the import`);
+  t.diagnostic(`at the kill the pool had grown by ${before.grown} bytes`);
   assert.equal(before.settled, null, 'the import had ended before the kill');
   assert.equal(before.files.length, 1, `the import's staged file: ${JSON.stringify(before.files)}`);
+  // The journal (at most the old database) and pages of the new one.
+  assert.ok(before.grown > 2 * before.base, `the pool grew by ${before.grown} bytes only: the copy had not reached the file`);
 
   const second = await launch();
   const after = await inPage(

@@ -51,6 +51,9 @@
 //                  stands still in a busy loop, so that a crash of its
 //                  renderer lands at that write whatever the machine's load
 //                  (or posted to the Worker first: see `probeFreezeAt` below)
+//   freezeAfter    (with `value`, a byte count) as freezeAt, at the first
+//                  write once this worker has written that many more bytes
+//                  to OPFS sync access handles
 //   trace          (with `value`, a boolean) starts (true) or ends (false)
 //                  a trace of the tabs' calls, and answers the one so far:
 //                  ['in', op, id] as a request reached the worker, ['out',
@@ -75,6 +78,8 @@ let written = 0;
 let read = 0;
 /** `freezeAt`: writes left before the one the worker stops at (0: none). */
 let freezeIn = 0;
+/** `freezeAfter`: the bytes written (`written`) at which the worker stops at its next write (null: none). */
+let freezeFrom = null;
 /** Stops this worker where it is, after saying so: its renderer is about to be crashed. */
 const freeze = () => {
   channel.postMessage({ frozen: database(self.name) });
@@ -115,7 +120,7 @@ if (SyncHandle) {
     return handles.get(h);
   };
   SyncHandle.prototype.write = function (buffer, options) {
-    if (freezeIn > 0 && --freezeIn === 0) freeze();
+    if ((freezeIn > 0 && --freezeIn === 0) || (freezeFrom !== null && written >= freezeFrom)) freeze();
     const n = timed('writes', 'writeMs', () => write.call(this, buffer, options));
     written += n;
     if (PROBE_OPTIONS.record) {
@@ -391,6 +396,7 @@ channel.onmessage = ({ data }) => {
     batchBytes: () => batchBytes,
     emptyTransactions: () => emptyTransactions,
     freezeAt: () => (freezeIn = data.value),
+    freezeAfter: () => (freezeFrom = written + data.value),
     trace: () => {
       const so = trace ?? [];
       trace = data.value ? [] : null;
