@@ -48,6 +48,7 @@ const NOT_IN_NODE = {
   'powerloss-idb.test.mjs': KILLED,
   'powerloss.test.mjs': KILLED,
   'quota.test.mjs': "the origin's storage quota, a browser's",
+  'rekey-kill-plain.test.mjs': KILLED,
   'rekey-kill.test.mjs': KILLED,
   'rekey.test.mjs': KEY,
   'sessions.test.mjs': SESSIONS,
@@ -98,6 +99,7 @@ const NOT_FORCED = {
 export const SLOW = [
   'powerloss-idb.test.mjs',
   'rekey-kill.test.mjs',
+  'rekey-kill-plain.test.mjs',
   'kill.test.mjs',
   'kill-idb.test.mjs',
   'hostile.test.mjs',
