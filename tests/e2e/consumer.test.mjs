@@ -24,10 +24,10 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ENGINE, launch, packInto } from './harness.mjs';
+import { portOf } from './processes.mjs';
 import { serve } from '../../scripts/serve.mjs';
 
 const skip =
@@ -89,45 +89,22 @@ document.querySelector('#app').textContent = 'resq-wasm loaded';
 
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
 
-/** A TCP port free right now on 127.0.0.1. */
-function freePort() {
-  return new Promise((done) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => done(port));
-    });
-  });
-}
-
 /**
- * Starts `vite` (dev, defaults) in the app; resolves to its URL once it
- * answers. Readiness is asked of the server itself, not read from Vite's
- * banner: with `CI` set, Vite colours the port inside the URL it prints.
+ * Starts `vite` (dev, defaults) in the app, on a port it picks (0);
+ * resolves to its URL once it listens (read from /proc, not from Vite's
+ * banner: with `CI` set, Vite colours the port inside the URL it prints).
  */
 async function viteDev() {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['node_modules/vite/bin/vite.js', '--host', '127.0.0.1', '--port', String(port), '--strictPort'], {
+  const child = spawn(process.execPath, ['node_modules/vite/bin/vite.js', '--host', '127.0.0.1', '--port', '0', '--strictPort'], {
     cwd: app,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   stops.push(() => child.kill());
   let out = '';
-  let exited = null;
   child.stdout.on('data', (chunk) => (out += chunk));
   child.stderr.on('data', (chunk) => (out += chunk));
-  child.on('exit', (code, signal) => (exited = code ?? signal));
-  const url = `http://127.0.0.1:${port}/`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (exited !== null) throw new Error(`vite exited (${exited}) before serving:\n${out}`);
-    if (Date.now() > deadline) throw new Error(`vite did not answer at ${url} within 60 s:\n${out}`);
-    const answered = await fetch(url).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (answered) return url;
-    await new Promise((later) => setTimeout(later, 100));
-  }
+  const port = await portOf(child, 'vite listening', () => out);
+  return `http://127.0.0.1:${port}/`;
 }
 
 before(async () => {

@@ -40,10 +40,10 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ENGINE, launch, packInto } from './harness.mjs';
+import { portOf } from './processes.mjs';
 
 const skip =
   ENGINE !== 'chromium' &&
@@ -172,26 +172,16 @@ const answer = (rows) => {
 /** Every file under `dir`, as paths relative to it. */
 const filesUnder = (dir) => readdirSync(dir, { recursive: true }).filter((f) => statSync(join(dir, f)).isFile());
 
-/** A TCP port free right now on 127.0.0.1. */
-function freePort() {
-  return new Promise((done) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => done(port));
-    });
-  });
-}
-
 /** The environment of `next build` and `next start`: no telemetry (the network is closed here). */
 const nextEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
 
 /**
- * Starts `next start` on the app's build; resolves, once it
- * answers, to its URL and what it has written to stderr so far (a getter).
+ * Starts `next start` on the app's build, on a port it picks (0);
+ * resolves, once it listens, to its URL and what it has written to stderr
+ * so far (a getter).
  */
 async function nextStart() {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['node_modules/next/dist/bin/next', 'start', '-H', '127.0.0.1', '-p', String(port)], {
+  const child = spawn(process.execPath, ['node_modules/next/dist/bin/next', 'start', '-H', '127.0.0.1', '-p', '0'], {
     cwd: app,
     env: nextEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -209,18 +199,8 @@ async function nextStart() {
     if (exited === null) child.kill();
     return gone;
   });
-  const url = `http://127.0.0.1:${port}/`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (exited !== null) throw new Error(`next start exited (${exited}) before serving:\n${out}`);
-    if (Date.now() > deadline) throw new Error(`next start did not answer at ${url} within 60 s:\n${out}`);
-    const answered = await fetch(`${url}favicon.ico`).then(
-      () => true,
-      () => false,
-    );
-    if (answered) return { url, stderr: () => stderr };
-    await new Promise((later) => setTimeout(later, 100));
-  }
+  const port = await portOf(child, 'next start listening', () => out);
+  return { url: `http://127.0.0.1:${port}/`, stderr: () => stderr };
 }
 
 /**

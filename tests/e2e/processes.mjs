@@ -1,7 +1,11 @@
-// The browsers' processes, read from Linux's /proc: a browser's process
-// tree (to kill it whole), its resident memory (to bound it) and the ports
-// it listens on (to know a server is its own).
+// The browsers' and servers' processes, read from Linux's /proc: a
+// browser's process tree (to kill it whole), its resident memory (to bound
+// it) and the ports a process listens on. A server the tests start listens
+// on a port it picks itself (port 0) and the tests read it here: a port
+// picked free and handed over can be taken meanwhile by any other bind(0)
+// on the machine, such as another test file's server.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { basename } from 'node:path';
 
 /** The pids of `pid` and all its descendants, read from /proc. */
 export function processTree(pid) {
@@ -69,4 +73,30 @@ export function listeningPorts(pid) {
     }
   }
   return [...ports];
+}
+
+/**
+ * The port `child` or a process under it listens on, once it does: see
+ * until().
+ */
+export const portOf = (child, what, output, seconds) =>
+  until(() => processTree(child.pid).flatMap(listeningPorts)[0], child, what, output, seconds);
+
+/**
+ * Polls `found()` every 50 ms until it gives a value, and resolves with it;
+ * rejects if `child` exits first, or after `seconds`, with `what` and the
+ * last lines of `output()` (what the child has written).
+ */
+export async function until(found, child, what, output, seconds = 60) {
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    const value = found();
+    if (value) return value;
+    const tail = () => output().trim().split('\n').slice(-10).join('\n');
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`${what}: ${basename(child.spawnfile)} exited (${child.exitCode ?? child.signalCode}) first:\n${tail()}`);
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${seconds} s:\n${tail()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

@@ -13,9 +13,9 @@
 
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { listeningPorts, processTree, residentBytes } from './processes.mjs';
+import { listeningPorts, portOf, processTree, residentBytes, until } from './processes.mjs';
 
 // The browser the driver starts: WebKitGTK with a persistent profile
 // (webkit-browser.py; MiniBrowser's automation sessions are private).
@@ -42,24 +42,6 @@ function startXvfb() {
       resolve({ display: `:${out.trim()}`, process: xvfb });
     });
   });
-}
-
-/**
- * Polls `found()` every 50 ms until it gives a value, and resolves with it;
- * rejects if `child` exits first, or after `seconds`.
- */
-async function until(found, child, what, log, seconds = 30) {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const value = found();
-    if (value) return value;
-    const tail = () => readFileSync(log, 'utf8').trim().split('\n').slice(-5).join('\n');
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`${what}: ${basename(child.spawnfile)} exited (${child.exitCode ?? child.signalCode}) first:\n${tail()}`);
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${seconds} s:\n${tail()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /**
@@ -98,7 +80,8 @@ async function startBrowser(profile, display) {
       () => (listeningPorts(browser.pid).includes(port) ? 'listening' : taken() ? 'taken' : null),
       browser,
       `WebKit's inspector server on port ${port}`,
-      log,
+      () => readFileSync(log, 'utf8'),
+      30,
     ).catch((e) => {
       killGroup(browser);
       throw e;
@@ -313,7 +296,7 @@ export async function launchWebKit(profile) {
     closeSync(out);
     driver.unref();
     children.push(driver);
-    const port = await until(() => listeningPorts(driver.pid)[0], driver, 'WebKitWebDriver listening', log);
+    const port = await portOf(driver, 'WebKitWebDriver listening', () => readFileSync(log, 'utf8'), 30);
     const base = `http://127.0.0.1:${port}`;
     const response = await fetch(`${base}/session`, {
       method: 'POST',
