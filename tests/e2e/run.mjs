@@ -53,6 +53,7 @@ const queue = passes
 function rank(j) {
   return j.slow >= 0 ? j.slow : SLOW.length;
 }
+if (queue.length === 0) throw new Error(`no test file of ${passes.join(', ')} has a name holding ${only.join(' or ')}`);
 
 /**
  * The CPU each running file's processes use, sampled from /proc once a
@@ -167,8 +168,12 @@ function counts(tap) {
   return { pass: n.pass, fail: n.fail + n.cancelled, skipped: n.skipped };
 }
 
-/** Starts jobs while there is room. */
+/** Resolves once every job has ended (set below). */
+let allDone;
+
+/** Starts jobs while there is room; resolves allDone after the last. */
 function next() {
+  if (queue.length === 0 && running.length === 0) return allDone();
   while (queue.length > 0 && running.length < jobs) {
     const j = queue.shift();
     running.push(j);
@@ -186,12 +191,7 @@ function next() {
 }
 
 await new Promise((resolve) => {
-  const timer = setInterval(() => {
-    if (queue.length === 0 && running.length === 0) {
-      clearInterval(timer);
-      resolve();
-    }
-  }, 200);
+  allDone = resolve;
   next();
 });
 
